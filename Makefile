@@ -1,0 +1,133 @@
+# offcpu — the only entry point.  `make help` lists the targets.
+#
+# Everything downloaded or built outside the repository lives in $(CACHE), so
+# repeated runs (and CI) reuse it.  Per-target facts live in board/<target>.mk;
+# this file holds no target-specific logic.
+
+TARGET  ?= x86_64
+CACHE   ?= $(HOME)/.cache/offcpu
+BOARDS  := $(patsubst board/%.mk,%,$(wildcard board/*.mk))
+JOBS    ?= $(shell nproc)
+
+include board/$(TARGET).mk
+
+VERSION := 0.1.0
+TC      := $(CACHE)/toolchain/$(TARGET)
+HOSTTC  := $(CACHE)/toolchain/host
+B       := build/$(TARGET)
+BPFB    := build/bpf/$(TARGET)
+
+# Pinned third-party versions, reported by `offcpu --version`.
+include toolchain/versions.mk
+
+WARN    := -Wall -Wextra -Werror
+COMMON_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION)"' \
+	-DOFFCPU_TARGET='"$(TARGET)"' -DOFFCPU_LIBS='"$(LIB_VERSIONS)"' \
+	-Isrc -Ibpf -Ibuild/gen/$(TARGET)
+
+# The static product: musl, -Os, sections collected and stripped.
+CC      := $(TRIPLE)-gcc-12 -specs $(TC)/musl-gcc.specs
+CFLAGS  := $(COMMON_CFLAGS) -Os -ffunction-sections -fdata-sections -I$(TC)/include
+LDFLAGS := -static -Wl,--gc-sections -s -L$(TC)/lib
+LDLIBS  := -lbpf -lelf -lz
+
+CLANG   ?= clang
+BPF_CFLAGS := -g -O2 -target $(BPF_TARGET) -D__TARGET_ARCH_$(BPF_ARCH) \
+	-I$(HOSTTC)/include -Ibpf $(WARN) -Wno-unused-function
+
+SRCS    := $(wildcard src/*.c)
+HDRS    := $(wildcard src/*.h bpf/*.h)
+BPF_SRCS:= $(wildcard bpf/*.bpf.c)
+BPF_OBJ := $(BPFB)/offcpu.bpf.o
+BTF_ARCHIVE := build/gen/$(TARGET)/btf_archive.bin
+
+.PHONY: all help setup toolchain host asan all-targets test unit fuzz bench btf \
+	qemu-test demo clean distclean
+
+all: $(B)/offcpu
+
+help:
+	@echo "make setup              install host packages and build the toolchain (idempotent)"
+	@echo "make [TARGET=t]         build build/<t>/offcpu (static, musl); boards: $(BOARDS)"
+	@echo "make all-targets        build every board"
+	@echo "make host               glibc build for development (build/host/offcpu)"
+	@echo "make asan               ASan+UBSan build (build/asan/offcpu)"
+	@echo "make demo               profile this machine 10 s, write perf.data, show top stacks"
+	@echo "make test               every test: unit, host integration, static builds, QEMU matrix"
+	@echo "make qemu-test [CELLS=arm64-6.12,...]   the QEMU kernel matrix alone"
+	@echo "make btf                regenerate the embedded minimal BTF (btf/)"
+	@echo "make bench              overhead benchmarks (prints a table)"
+	@echo "make fuzz               run the fuzz harnesses"
+	@echo "Options: TARGET=$(TARGET) CACHE=$(CACHE) BTF_VMLINUX=path/to/vmlinux"
+
+setup:
+	toolchain/deps.sh
+	toolchain/build.sh host
+	toolchain/build.sh $(TARGET)
+
+toolchain: $(TC)/.done $(HOSTTC)/.done
+$(TC)/.done $(HOSTTC)/.done:
+	toolchain/build.sh $(patsubst $(CACHE)/toolchain/%/.done,%,$@)
+
+# --- BPF object, compiled per board (endianness and __TARGET_ARCH differ) ---
+$(BPF_OBJ): $(BPF_SRCS) $(HDRS) $(HOSTTC)/.done | $(BPFB)
+	$(CLANG) $(BPF_CFLAGS) -c bpf/offcpu.bpf.c -o $@
+
+$(BPFB) $(B) build/gen/$(TARGET):
+	mkdir -p $@
+
+# --- embedded minimal BTF archive (btf/) ---
+$(BTF_ARCHIVE): $(wildcard btf/$(DEB_ARCH)/*.btf btf/*.sh btf/*.py) $(BPF_OBJ) | build/gen/$(TARGET)
+	btf/archive.sh $(TARGET) $(BPF_OBJ) $@ $(BTF_VMLINUX)
+
+# --- the tool ---
+$(B)/embed.o: src/embed.S $(BPF_OBJ) $(BTF_ARCHIVE) | $(B)
+	$(CC) -c -DBPF_OBJ='"$(BPF_OBJ)"' -DBTF_ARCHIVE='"$(BTF_ARCHIVE)"' src/embed.S -o $@
+
+$(B)/%.o: src/%.c $(HDRS) $(TC)/.done | $(B)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(B)/offcpu: $(patsubst src/%.c,$(B)/%.o,$(SRCS)) $(B)/embed.o
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	@echo "$(TARGET): $@ $$(stat -c %s $@) bytes"
+
+all-targets:
+	@for t in $(BOARDS); do $(MAKE) --no-print-directory TARGET=$$t || exit 1; done
+	@for t in $(BOARDS); do printf '%-8s %8d bytes\n' $$t $$(stat -c %s build/$$t/offcpu); done
+
+# --- glibc development and sanitizer builds of the same sources ---
+HOST_CFLAGS := $(COMMON_CFLAGS) -g -O1 -I$(HOSTTC)/include
+host: build/host/offcpu
+asan: build/asan/offcpu
+build/host/offcpu: $(SRCS) $(HDRS) $(B)/embed.o $(HOSTTC)/.done
+	@mkdir -p $(@D)
+	gcc $(HOST_CFLAGS) $(SRCS) $(B)/embed.o -L$(HOSTTC)/lib $(LDLIBS) -o $@
+build/asan/offcpu: $(SRCS) $(HDRS) $(B)/embed.o $(HOSTTC)/.done
+	@mkdir -p $(@D)
+	gcc $(HOST_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
+		-fno-omit-frame-pointer $(SRCS) $(B)/embed.o -L$(HOSTTC)/lib $(LDLIBS) -o $@
+
+# --- tests ---
+test: all
+	tests/run.sh
+
+qemu-test:
+	qemu-tests/run.sh $(CELLS)
+
+demo: all
+	tests/demo.sh
+
+btf:
+	btf/generate.sh
+
+bench: all
+	bench/run.sh
+
+fuzz:
+	tests/fuzz/run.sh
+
+clean:
+	rm -rf build
+
+distclean: clean
+	rm -rf $(CACHE)

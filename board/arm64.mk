@@ -1,0 +1,16 @@
+# arm64 (aarch64): little-endian; the kernel and uname call it aarch64.
+TRIPLE        := aarch64-linux-gnu
+DEB_ARCH      := arm64
+UNAME_M       := aarch64
+BPF_TARGET    := bpfel
+BPF_ARCH      := arm64
+ELF_MACHINE   := ARM aarch64
+ELF_ENDIAN    := LSB
+QEMU_USER     := qemu-aarch64-static
+QEMU_SYSTEM   := qemu-system-aarch64
+# pauth-impdef: plain -cpu max spends half its time emulating QARMA pointer auth.
+QEMU_MACHINE  := -M virt -cpu max,pauth-impdef=on
+QEMU_CONSOLE  := ttyAMA0
+KERNEL_FLAVOUR:= arm64
+WORKLOAD_CFLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+KERNEL_SUITES := bullseye bookworm trixie sid

@@ -1,0 +1,15 @@
+# x86_64: build host architecture.
+TRIPLE        := x86_64-linux-gnu
+DEB_ARCH      := amd64
+UNAME_M       := x86_64
+BPF_TARGET    := bpfel
+BPF_ARCH      := x86
+ELF_MACHINE   := x86-64
+ELF_ENDIAN    := LSB
+QEMU_USER     := qemu-x86_64-static
+QEMU_SYSTEM   := qemu-system-x86_64
+QEMU_MACHINE  := -M q35 -cpu max
+QEMU_CONSOLE  := ttyS0
+KERNEL_FLAVOUR:= amd64
+WORKLOAD_CFLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+KERNEL_SUITES := bullseye bookworm trixie sid

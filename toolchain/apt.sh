@@ -1,0 +1,76 @@
+#!/bin/bash
+# Private apt configuration: its own sources list, lists and cache under
+# $OFFCPU_CACHE/apt, so fetching kernels, cross packages and sources for other
+# suites never touches the system's apt state.  The mirror URI is read from the
+# system's own sources so no registry host is written into this repository.
+#
+# Usage: toolchain/apt.sh <apt-get args...>      e.g. apt.sh download busybox-static:arm64/bookworm
+#        toolchain/apt.sh --cache <apt-cache args...>
+#        toolchain/apt.sh --update                (refresh lists; done automatically when older than a day)
+set -euo pipefail
+
+CACHE=${OFFCPU_CACHE:-$HOME/.cache/offcpu}
+APTDIR=$CACHE/apt
+mkdir -p "$APTDIR"/{lists/partial,archives/partial,etc/preferences.d,etc/apt.conf.d}
+
+mirror() {
+	local f=/etc/apt/sources.list.d/debian.sources
+	if [ -r "$f" ]; then
+		awk '/^URIs:/ && $2 !~ /security/ { print $2; exit }' "$f"
+	elif [ -r /etc/apt/sources.list ]; then
+		awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; exit } }' /etc/apt/sources.list
+	fi
+}
+
+URI=$(mirror)
+[ -n "$URI" ] || { echo "apt.sh: cannot read the Debian mirror URI from /etc/apt" >&2; exit 1; }
+
+SOURCES=$APTDIR/etc/sources.list
+{
+	for s in bullseye bookworm bookworm-backports trixie sid; do
+		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $URI $s main"
+		echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $URI $s main"
+	done
+} > "$SOURCES.new"
+mv "$SOURCES.new" "$SOURCES"
+
+CONF=$APTDIR/etc/apt.conf
+cat > "$CONF" <<CONF
+Dir::Etc::SourceList "$SOURCES";
+Dir::Etc::SourceParts "/nonexistent";
+Dir::Etc::Preferences "$APTDIR/etc/preferences";
+Dir::Etc::PreferencesParts "$APTDIR/etc/preferences.d";
+Dir::State "$APTDIR";
+Dir::State::Lists "$APTDIR/lists";
+Dir::State::status "$APTDIR/status";
+Dir::Cache "$APTDIR";
+Dir::Cache::Archives "$APTDIR/archives";
+APT::Architecture "amd64";
+APT::Architectures { "amd64"; "arm64"; "s390x"; };
+Acquire::Languages "none";
+Acquire::IndexTargets::deb::Contents-deb::DefaultEnabled "false";
+Acquire::Retries "3";
+APT::Get::AllowUnauthenticated "false";
+APT::Sandbox::User "root";
+CONF
+touch "$APTDIR/status" "$APTDIR/etc/preferences"
+export APT_CONFIG=$CONF
+
+update() {
+	apt-get -q -o Debug::NoLocking=1 update >&2
+	touch "$APTDIR/updated"
+}
+
+if [ "${1:-}" = "--update" ]; then
+	update
+	exit 0
+fi
+# Refresh at most once a day: the lists are large and CI runs often.
+if [ ! -e "$APTDIR/updated" ] || [ -n "$(find "$APTDIR/updated" -mmin +1440)" ]; then
+	update
+fi
+if [ "${1:-}" = "--cache" ]; then
+	shift
+	exec apt-cache "$@"
+fi
+exec apt-get -q -o Debug::NoLocking=1 "$@"

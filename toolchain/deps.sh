@@ -1,0 +1,24 @@
+#!/bin/bash
+# Host packages the build, the tests and the QEMU matrix need (Debian bookworm,
+# root).  Idempotent: installs only what is missing.
+set -euo pipefail
+
+PKGS=(
+	make gcc clang llvm libelf-dev zlib1g-dev pkg-config file xz-utils cpio
+	dpkg-dev ca-certificates
+	gcc-12-aarch64-linux-gnu gcc-12-s390x-linux-gnu
+	binutils-aarch64-linux-gnu binutils-s390x-linux-gnu
+	qemu-user-static qemu-system-x86 qemu-system-arm qemu-system-misc
+	linux-perf dwarves python3
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "deps: installing ${missing[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get -q update >&2
+	apt-get -q install -y --no-install-recommends "${missing[@]}" >&2
+fi
