@@ -41,7 +41,7 @@ BPF_SRCS:= $(wildcard bpf/*.bpf.c)
 BPF_OBJ := $(BPFB)/offcpu.bpf.o
 BTF_ARCHIVE := build/gen/$(TARGET)/btf_archive.bin
 
-.PHONY: all help setup toolchain host asan all-targets test unit fuzz bench btf \
+.PHONY: workloads all help setup toolchain host asan all-targets test unit fuzz bench btf \
 	qemu-test demo clean distclean
 
 all: $(B)/offcpu
@@ -91,6 +91,11 @@ $(B)/offcpu: $(patsubst src/%.c,$(B)/%.o,$(SRCS)) $(B)/embed.o
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 	@echo "$(TARGET): $@ $$(stat -c %s $@) bytes"
 
+# Test workloads: static, symbols kept, frame pointers (back chain on s390x).
+workloads: $(B)/blocker
+$(B)/blocker: tests/workload/blocker.c $(TC)/.done | $(B)
+	$(CC) -std=gnu11 $(WARN) -static -O2 -g $(WORKLOAD_CFLAGS) -pthread $< -o $@
+
 all-targets:
 	@for t in $(BOARDS); do $(MAKE) --no-print-directory TARGET=$$t || exit 1; done
 	@for t in $(BOARDS); do printf '%-8s %8d bytes\n' $$t $$(stat -c %s build/$$t/offcpu); done
@@ -108,7 +113,7 @@ build/asan/offcpu: $(SRCS) $(HDRS) $(B)/embed.o $(HOSTTC)/.done
 		-fno-omit-frame-pointer $(SRCS) $(B)/embed.o -L$(HOSTTC)/lib $(LDLIBS) -o $@
 
 # --- tests ---
-test: all
+test: all workloads
 	tests/run.sh
 
 qemu-test:

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * blocker: a workload with known off-CPU behaviour for the tests.
+ *
+ * Each blocking path runs in its own thread inside a uniquely named noinline
+ * function, and the workload measures the wall time each path spent blocked.
+ * At exit it prints one line per path:
+ *	path <function> <total_ns> <count>
+ * so a test can compare what the profiler attributed to <function>.
+ *
+ *   blocker [-t SECONDS] [-w]      -w: wait for a line on stdin before starting
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline, used))
+
+struct path_stat {
+	const char *name;
+	uint64_t total_ns;
+	uint64_t count;
+};
+
+static double run_secs = 2.0;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int pipefd[2];
+static volatile int stop;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { ns / 1000000000ull, ns % 1000000000ull };
+
+	while (nanosleep(&ts, &ts))
+		;
+}
+
+/* The compiler must not merge or tail-call these: each is a stack frame. */
+#define BARRIER() __asm__ __volatile__("" ::: "memory")
+
+NOINLINE void blocker_nanosleep(struct path_stat *st)
+{
+	uint64_t t0 = now_ns();
+
+	sleep_ns(10 * 1000000ull);
+	st->total_ns += now_ns() - t0;
+	st->count++;
+	BARRIER();
+}
+
+NOINLINE void blocker_pipe_read(struct path_stat *st)
+{
+	char c;
+	uint64_t t0 = now_ns();
+
+	if (read(pipefd[0], &c, 1) != 1)
+		stop = 1;
+	st->total_ns += now_ns() - t0;
+	st->count++;
+	BARRIER();
+}
+
+NOINLINE void blocker_mutex_wait(struct path_stat *st)
+{
+	uint64_t t0 = now_ns();
+
+	pthread_mutex_lock(&lock);
+	st->total_ns += now_ns() - t0;
+	st->count++;
+	pthread_mutex_unlock(&lock);
+	BARRIER();
+}
+
+NOINLINE void blocker_long_sleep(struct path_stat *st)
+{
+	uint64_t t0 = now_ns();
+
+	sleep_ns(700 * 1000000ull);
+	st->total_ns += now_ns() - t0;
+	st->count++;
+	BARRIER();
+}
+
+static void *sleeper(void *arg)
+{
+	uint64_t end = now_ns() + run_secs * 1e9;
+
+	while (now_ns() < end)
+		blocker_nanosleep(arg);
+	return NULL;
+}
+
+/* Feeds the pipe every 20 ms, then closes it to end the reader. */
+static void *pipe_writer(void *arg)
+{
+	uint64_t end = now_ns() + run_secs * 1e9;
+
+	(void)arg;
+	while (now_ns() < end) {
+		sleep_ns(20 * 1000000ull);
+		if (write(pipefd[1], "x", 1) != 1)
+			break;
+	}
+	close(pipefd[1]);
+	return NULL;
+}
+
+static void *pipe_reader(void *arg)
+{
+	while (!stop)
+		blocker_pipe_read(arg);
+	return NULL;
+}
+
+/* Holds the mutex 30 ms at a time so the waiter blocks in futex_wait. */
+static void *mutex_holder(void *arg)
+{
+	uint64_t end = now_ns() + run_secs * 1e9;
+
+	(void)arg;
+	while (now_ns() < end) {
+		pthread_mutex_lock(&lock);
+		sleep_ns(30 * 1000000ull);
+		pthread_mutex_unlock(&lock);
+		sleep_ns(5 * 1000000ull);
+	}
+	return NULL;
+}
+
+static void *mutex_waiter(void *arg)
+{
+	uint64_t end = now_ns() + run_secs * 1e9;
+
+	while (now_ns() < end) {
+		sleep_ns(2 * 1000000ull);
+		blocker_mutex_wait(arg);
+	}
+	return NULL;
+}
+
+static void *long_sleeper(void *arg)
+{
+	blocker_long_sleep(arg);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct path_stat st[] = {
+		{ "blocker_nanosleep" }, { "blocker_pipe_read" },
+		{ "blocker_mutex_wait" }, { "blocker_long_sleep" },
+	};
+	void *(*fn[])(void *) = { sleeper, pipe_reader, mutex_waiter, long_sleeper };
+	pthread_t tid[6];
+	int opt, wait_stdin = 0;
+
+	while ((opt = getopt(argc, argv, "t:w")) != -1) {
+		if (opt == 't')
+			run_secs = atof(optarg);
+		else if (opt == 'w')
+			wait_stdin = 1;
+		else
+			return 2;
+	}
+	if (run_secs <= 0 || pipe(pipefd))
+		return 2;
+	if (wait_stdin) {
+		char line[16];
+
+		if (!fgets(line, sizeof(line), stdin))
+			return 2;
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_create(&tid[i], NULL, fn[i], &st[i]);
+	pthread_create(&tid[4], NULL, pipe_writer, NULL);
+	pthread_create(&tid[5], NULL, mutex_holder, NULL);
+	for (int i = 0; i < 6; i++)
+		pthread_join(tid[i], NULL);
+	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++)
+		printf("path %s %llu %llu\n", st[i].name,
+		       (unsigned long long)st[i].total_ns,
+		       (unsigned long long)st[i].count);
+	return 0;
+}
