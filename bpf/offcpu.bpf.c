@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Off-CPU time on sched_switch.
+ *
+ * At switch-out of prev (sleeping in a state the user asked for): remember
+ * the time and the stack ids.  At switch-in of next: delta = now - then.
+ * Blocks of at least thresh_ns go straight to user space through the ring
+ * buffer with their real time; shorter ones are summed in the sums map, which
+ * user space drains periodically.  Each delta is counted exactly once: the
+ * start state is cleared at switch-in.
+ *
+ * Three entry points share one body; the loader picks one per kernel:
+ *   on_switch_task  tp_btf + task local storage (5.11+, kernel BTF)
+ *   on_switch_hash  tp_btf + hash keyed by tid   (kernel BTF)
+ *   on_switch_raw   raw_tp + hash keyed by tid   (no kernel BTF: CO-RE
+ *                   against external BTF; task pointers read with probe_read)
+ * Everything is inlined: Debian's s390x kernels only have the interpreter.
+ */
+#include "vmlinux_min.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "offcpu.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Run-time configuration, fixed at load time (.rodata; kernels 5.2+). */
+const volatile __u64 thresh_ns = 500000000ull;
+const volatile __u64 min_ns = 1;
+const volatile __u64 max_ns = ~0ull;
+const volatile __u32 state_mask = OFFCPU_TASK_INTERRUPTIBLE | OFFCPU_TASK_UNINTERRUPTIBLE;
+const volatile bool user_only = true;
+const volatile bool want_ustack = true;
+const volatile bool want_kstack = false;
+const volatile bool filter_pid = false;
+const volatile bool filter_tid = false;
+const volatile bool filter_cpu = false;
+const volatile bool has_prev_state_arg = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_start);
+} task_start SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct offcpu_start);
+} tid_start SEC(".maps");
+
+/* value_size (max stack depth × 8) and max_entries are set by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 2048);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 127 * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct offcpu_key);
+	__type(value, struct offcpu_val);
+} sums SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, DROP_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+/* Filters: tgids (-p, grown on fork), tids (-t), CPUs (-C). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} pid_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} tid_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} cpu_filter SEC(".maps");
+
+static __always_inline void count_drop(__u32 what)
+{
+	__u64 *n = bpf_map_lookup_elem(&drops, &what);
+
+	if (n)
+		*n += 1;
+}
+
+/* The state prev is switched out with, as the kernel's sched_switch computes it. */
+static __always_inline __u32 task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ((struct task_struct___old *)t, state);
+}
+
+static __always_inline bool wanted(struct task_struct *t, __u32 pid, __u32 tid)
+{
+	__u32 cpu;
+
+	__u32 flags = BPF_CORE_READ(t, flags);
+
+	if (user_only && (flags & OFFCPU_PF_KTHREAD))
+		return false;
+	/* An exiting thread's last blocks would recreate its hash entry. */
+	if (flags & OFFCPU_PF_EXITING)
+		return false;
+	if (!pid)	/* the idle task */
+		return false;
+	if (filter_pid && !bpf_map_lookup_elem(&pid_filter, &pid))
+		return false;
+	if (filter_tid && !bpf_map_lookup_elem(&tid_filter, &tid))
+		return false;
+	if (filter_cpu) {
+		cpu = bpf_get_smp_processor_id();
+		if (!bpf_map_lookup_elem(&cpu_filter, &cpu))
+			return false;
+	}
+	return true;
+}
+
+static __always_inline struct offcpu_start *
+start_of(struct task_struct *t, __u32 tid, bool task_storage, bool create)
+{
+	static const struct offcpu_start zero;
+	struct offcpu_start *s;
+
+	if (task_storage)
+		return bpf_task_storage_get(&task_start, t, NULL,
+				create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	s = bpf_map_lookup_elem(&tid_start, &tid);
+	if (s || !create)
+		return s;
+	if (bpf_map_update_elem(&tid_start, &tid, &zero, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&tid_start, &tid))
+		return NULL;
+	return bpf_map_lookup_elem(&tid_start, &tid);
+}
+
+static __always_inline void switch_out(void *ctx, struct task_struct *prev,
+				       __u32 state, bool task_storage)
+{
+	struct offcpu_start *s;
+	__u32 pid, tid;
+
+	if (!(state & state_mask))
+		return;
+	pid = BPF_CORE_READ(prev, tgid);
+	tid = BPF_CORE_READ(prev, pid);
+	if (!wanted(prev, pid, tid))
+		return;
+	s = start_of(prev, tid, task_storage, true);
+	if (!s) {
+		count_drop(DROP_STORAGE);
+		return;
+	}
+	s->ustack = -1;
+	s->kstack = -1;
+	/* prev is current here, so these are prev's stacks. */
+	if (want_ustack) {
+		s->ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+		if (s->ustack < 0)
+			count_drop(DROP_USTACK);
+	}
+	if (want_kstack) {
+		s->kstack = bpf_get_stackid(ctx, &stacks, 0);
+		if (s->kstack < 0)
+			count_drop(DROP_KSTACK);
+	}
+	s->state = state;
+	s->ts = bpf_ktime_get_ns();
+}
+
+static __always_inline void add_sum(__u32 pid, __u32 tid, struct offcpu_start *s,
+				    __u64 now, __u64 delta)
+{
+	struct offcpu_key key = {
+		.pid = pid, .tid = tid, .ustack = s->ustack,
+		.kstack = s->kstack, .state = s->state,
+	};
+	struct offcpu_val *v, init = {};
+
+	v = bpf_map_lookup_elem(&sums, &key);
+	if (!v) {
+		init.total = delta;
+		init.count = 1;
+		init.last = now;
+		init.cpu = bpf_get_smp_processor_id();
+		if (!bpf_map_update_elem(&sums, &key, &init, BPF_NOEXIST))
+			return;
+		/* Lost a race with another CPU, or the map is full. */
+		v = bpf_map_lookup_elem(&sums, &key);
+		if (!v) {
+			count_drop(DROP_SUMS);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->total, delta);
+	__sync_fetch_and_add(&v->count, 1);
+	v->last = now;
+	v->cpu = bpf_get_smp_processor_id();
+}
+
+static __always_inline void send_event(__u32 pid, __u32 tid,
+				       struct offcpu_start *s, __u64 now,
+				       __u64 delta)
+{
+	struct offcpu_event *e;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_drop(DROP_RINGBUF);
+		return;
+	}
+	e->time = now;
+	e->delta = delta;
+	e->pid = pid;
+	e->tid = tid;
+	e->cpu = bpf_get_smp_processor_id();
+	e->state = s->state;
+	e->ustack = s->ustack;
+	e->kstack = s->kstack;
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void switch_in(struct task_struct *next, bool task_storage)
+{
+	struct offcpu_start *s;
+	__u32 pid, tid;
+	__u64 now, delta;
+
+	tid = BPF_CORE_READ(next, pid);
+	s = start_of(next, tid, task_storage, false);
+	if (!s || !s->ts)
+		return;
+	now = bpf_ktime_get_ns();
+	delta = now - s->ts;
+	s->ts = 0;
+	if (delta < min_ns || delta > max_ns)
+		return;
+	pid = BPF_CORE_READ(next, tgid);
+	if (delta >= thresh_ns)
+		send_event(pid, tid, s, now, delta);
+	else
+		add_sum(pid, tid, s, now, delta);
+}
+
+static __always_inline int on_switch(unsigned long long *ctx, bool task_storage)
+{
+	bool preempt = (bool)ctx[0];
+	struct task_struct *prev = (struct task_struct *)ctx[1];
+	struct task_struct *next = (struct task_struct *)ctx[2];
+	__u32 state;
+
+	/*
+	 * A preempted task is runnable, not blocked.  Since 5.18 the tracepoint
+	 * passes the state sampled at the start of __schedule(); reading it from
+	 * the task instead can race with a wake-up.  The branch on the rodata
+	 * flag is removed by the verifier on older kernels, so ctx[3] is never
+	 * touched where it does not exist.
+	 */
+	if (preempt)
+		state = 0;
+	else if (has_prev_state_arg)
+		state = (__u32)ctx[3];
+	else
+		state = task_state(prev);
+	switch_out(ctx, prev, state & 0xff, task_storage);
+	switch_in(next, task_storage);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int on_switch_task(unsigned long long *ctx)
+{
+	return on_switch(ctx, true);
+}
+
+SEC("tp_btf/sched_switch")
+int on_switch_hash(unsigned long long *ctx)
+{
+	return on_switch(ctx, false);
+}
+
+SEC("raw_tp/sched_switch")
+int on_switch_raw(unsigned long long *ctx)
+{
+	return on_switch(ctx, false);
+}
+
+/* -p: children forked later are profiled too. */
+SEC("raw_tp/sched_process_fork")
+int on_fork(unsigned long long *ctx)
+{
+	struct task_struct *parent = (struct task_struct *)ctx[0];
+	struct task_struct *child = (struct task_struct *)ctx[1];
+	__u32 ppid = BPF_CORE_READ(parent, tgid);
+	__u32 pid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (pid != ppid && bpf_map_lookup_elem(&pid_filter, &ppid) &&
+	    bpf_map_update_elem(&pid_filter, &pid, &one, BPF_ANY))
+		count_drop(DROP_FILTER);
+	return 0;
+}
+
+/* Hash variants: forget exiting threads so tid_start cannot fill up. */
+SEC("raw_tp/sched_process_exit")
+int on_exit(unsigned long long *ctx)
+{
+	struct task_struct *t = (struct task_struct *)ctx[0];
+	__u32 tid = BPF_CORE_READ(t, pid);
+
+	bpf_map_delete_elem(&tid_start, &tid);
+	return 0;
+}

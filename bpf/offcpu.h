@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The contract between the BPF program and user space: map value layouts and
+ * the record sent for each long block.  Included by both sides, so only
+ * fixed-size types.  Byte order is the running kernel's (user space runs on
+ * the same machine).
+ */
+#ifndef OFFCPU_H
+#define OFFCPU_H
+
+#ifndef OFFCPU_VMLINUX_MIN_H
+#include <linux/types.h>
+#endif
+
+/* Task states as the kernel defines them (include/linux/sched.h). */
+#define OFFCPU_TASK_INTERRUPTIBLE	0x1
+#define OFFCPU_TASK_UNINTERRUPTIBLE	0x2
+#define OFFCPU_PF_EXITING		0x00000004
+#define OFFCPU_PF_KTHREAD		0x00200000
+
+/* Per-thread state kept between switch-out and switch-in. */
+struct offcpu_start {
+	__u64 ts;		/* switch-out time, 0 when not blocked */
+	__s32 ustack;		/* stack ids in the stacks map, < 0 if none */
+	__s32 kstack;
+	__u32 state;
+	__u32 pad;
+};
+
+/* One block of at least the threshold, sent at once through the ring buffer. */
+struct offcpu_event {
+	__u64 time;		/* switch-in time (CLOCK_MONOTONIC ns) */
+	__u64 delta;		/* off-CPU ns */
+	__u32 pid;		/* tgid */
+	__u32 tid;
+	__u32 cpu;
+	__u32 state;
+	__s32 ustack;
+	__s32 kstack;
+};
+
+/* Short blocks are summed in the kernel per (pid, tid, stacks, state). */
+struct offcpu_key {
+	__u32 pid;
+	__u32 tid;
+	__s32 ustack;
+	__s32 kstack;
+	__u32 state;
+	__u32 pad;
+};
+
+struct offcpu_val {
+	__u64 total;		/* ns */
+	__u64 count;
+	__u64 last;		/* switch-in time of the latest block */
+	__u32 cpu;		/* CPU of the latest block */
+	__u32 pad;
+};
+
+/* Per-CPU drop counters, indexes of the drops map. */
+enum offcpu_drop {
+	DROP_USTACK,		/* user stack not recorded (map full, collision, fault) */
+	DROP_KSTACK,		/* kernel stack not recorded */
+	DROP_SUMS,		/* sums map full */
+	DROP_RINGBUF,		/* ring buffer full */
+	DROP_STORAGE,		/* per-thread start state not stored */
+	DROP_FILTER,		/* pid filter map full (fork tracking) */
+	DROP_MAX,
+};
+
+#endif

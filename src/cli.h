@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Command line: options of a recording and the subcommands. */
+#ifndef OFFCPU_CLI_H
+#define OFFCPU_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum offcpu_cmd {
+	CMD_RECORD,
+	CMD_PROBE,
+	CMD_REPORT,
+	CMD_SELFTEST,
+	CMD_HELP,
+	CMD_VERSION,
+};
+
+struct id_list {
+	uint32_t *v;
+	size_t n;
+};
+
+struct offcpu_opts {
+	enum offcpu_cmd cmd;
+	const char *output;
+	double duration;	/* seconds; 0: until Ctrl-C or the command exits */
+	bool system_wide;
+	struct id_list pids, tids, cpus;
+	uint64_t thresh_ns;
+	uint64_t min_block_ns, max_block_ns;
+	uint32_t state_mask;
+	bool user_only;
+	uint32_t max_stack;
+	bool ustack, kstack;
+	int verbose;
+	const char *btf_path;
+	const char *variant;	/* forced variant, e.g. "raw_tp,hash" */
+	char **cmdv;		/* -- command to run */
+	int argc;		/* the whole command line, for the CMDLINE feature */
+	char **argv;
+	/* report */
+	int report_argc;
+	char **report_argv;
+};
+
+/* Parses argv into O; prints one clear line and returns -1 on bad input. */
+int cli_parse(struct offcpu_opts *o, int argc, char **argv);
+void cli_usage(FILE *out);
+void cli_free(struct offcpu_opts *o);
+
+#endif

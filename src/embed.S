@@ -1,0 +1,19 @@
+/*
+ * The BPF object (built for this board's endianness) and the minimal BTF
+ * archive, linked in as read-only data.  No bpftool skeleton: bpftool before
+ * 7.6 refuses big-endian objects, and libbpf opens the bytes directly.
+ */
+	.section .rodata.offcpu_embed, "a"
+	.balign 8
+	.global offcpu_bpf_obj
+offcpu_bpf_obj:
+	.incbin BPF_OBJ
+	.global offcpu_bpf_obj_end
+offcpu_bpf_obj_end:
+	.balign 8
+	.global offcpu_btf_archive
+offcpu_btf_archive:
+	.incbin BTF_ARCHIVE
+	.global offcpu_btf_archive_end
+offcpu_btf_archive_end:
+	.section .note.GNU-stack, "", %progbits

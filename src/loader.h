@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Opens the embedded BPF object, configures it from the options, loads it
+ * with the variant the probe chose, and attaches it. */
+#ifndef OFFCPU_LOADER_H
+#define OFFCPU_LOADER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "probe.h"
+
+struct bpf_object;
+struct bpf_link;
+
+struct loader {
+	struct bpf_object *obj;
+	struct bpf_link *links[4];
+	int nr_links;
+	int events_fd, sums_fd, stacks_fd, drops_fd, pid_filter_fd;
+	uint32_t max_stack;	/* frames per stack map entry */
+	uint64_t memlock;	/* bytes locked by our maps (fdinfo) */
+};
+
+/* Returns 0, or -1 after one line on stderr naming what failed. */
+int loader_load(struct loader *l, const struct offcpu_opts *o, const struct probe *p);
+int loader_attach(struct loader *l);
+void loader_print_maps(const struct loader *l, FILE *out);
+void loader_close(struct loader *l);
+
+/* `offcpu selftest`: open the embedded object without the bpf() syscall. */
+int loader_selftest(FILE *out);
+
+#endif

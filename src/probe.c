@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Kernel feature probing and the choice of program variant. */
+#include <errno.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "btf_archive.h"
+#include "embed.h"
+#include "probe.h"
+
+#define KVER(a, b, c) (((a) << 16) + ((b) << 8) + (c))
+#define SYS_BTF "/sys/kernel/btf/vmlinux"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+static int parse_kver(const char *release)
+{
+	unsigned a = 0, b = 0, c = 0;
+
+	sscanf(release, "%u.%u.%u", &a, &b, &c);
+	return KVER(a, b, c > 255 ? 255 : c);
+}
+
+static bool has_caps(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2] = {};
+
+	if (syscall(SYS_capget, &h, d))
+		return geteuid() == 0;
+#define HAS(c) (d[(c) / 32].effective & (1u << ((c) % 32)))
+	return HAS(CAP_SYS_ADMIN) || (HAS(CAP_BPF) && HAS(CAP_PERFMON));
+#undef HAS
+}
+
+static bool read_flag(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int v = 0;
+
+	if (!f)
+		return false;
+	if (fscanf(f, "%d", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v != 0;
+}
+
+/* Extract the embedded minimal BTF for this kernel into a private temp file. */
+static int embedded_btf(struct probe *p)
+{
+	char err[128] = "";
+	void *btf = NULL;
+	size_t len = 0;
+	const char *tmp = getenv("TMPDIR");
+	int fd, r;
+
+	r = btf_archive_find(offcpu_btf_archive,
+			     offcpu_btf_archive_end - offcpu_btf_archive,
+			     p->machine, p->release, &btf, &len, err, sizeof(err));
+	if (r < 0)
+		fprintf(stderr, "offcpu: embedded BTF archive: %s\n", err);
+	if (r <= 0)
+		return -1;
+	snprintf(p->btf_path, sizeof(p->btf_path), "%s/offcpu-btf.XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
+	fd = mkstemp(p->btf_path);	/* mode 0600, O_EXCL */
+	if (fd < 0 || write(fd, btf, len) != (ssize_t)len) {
+		fprintf(stderr, "offcpu: cannot write a temporary BTF file %s: %s\n",
+			p->btf_path, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(p->btf_path);
+		}
+		free(btf);
+		p->btf_path[0] = '\0';
+		return -1;
+	}
+	close(fd);
+	free(btf);
+	p->btf_tmp = true;
+	return 0;
+}
+
+static int find_btf(struct probe *p, const char *btf_file)
+{
+	struct btf *btf;
+
+	if (!access(SYS_BTF, R_OK)) {
+		p->btf = BTF_KERNEL;
+		p->kernel_btf = true;
+		return 0;
+	}
+	if (btf_file) {
+		btf = btf__parse(btf_file, NULL);
+		if (!btf) {
+			fprintf(stderr, "offcpu: --btf %s: %s\n", btf_file,
+				errno == ENOENT ? "no such file" : "not a BTF or ELF file with BTF");
+			return -1;
+		}
+		btf__free(btf);
+		snprintf(p->btf_path, sizeof(p->btf_path), "%s", btf_file);
+		p->btf = BTF_FILE;
+		return 0;
+	}
+	if (!embedded_btf(p)) {
+		p->btf = BTF_EMBEDDED;
+		return 0;
+	}
+	fprintf(stderr, "offcpu: no BTF for kernel %s %s: %s is missing and none is embedded; "
+		"give one with --btf FILE (see README: BTF_VMLINUX)\n",
+		p->release, p->machine, SYS_BTF);
+	return -1;
+}
+
+/* sched_switch's BTF prototype has prev_state as its 4th argument (5.18+). */
+static void probe_prev_state(struct probe *p, struct btf *btf)
+{
+	const struct btf_type *t;
+	int id;
+
+	id = btf ? btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) : -1;
+	if (id > 0) {
+		t = btf__type_by_id(btf, id);
+		t = btf__type_by_id(btf, t->type);
+		if (t && btf_is_ptr(t))
+			t = btf__type_by_id(btf, t->type);
+		if (t && btf_is_func_proto(t)) {
+			/* First parameter is the tracepoint's void *__data. */
+			p->prev_state_arg = btf_vlen(t) >= 5;
+			p->prev_state_why = "btf_trace_sched_switch prototype";
+			return;
+		}
+	}
+	/* Minimal BTF lacks the prototype: the kernel version decides. */
+	p->prev_state_arg = p->kver >= KVER(5, 18, 0);
+	p->prev_state_why = "kernel version (no btf_trace_sched_switch in BTF)";
+}
+
+static void probe_btf_facts(struct probe *p)
+{
+	struct btf *btf = p->btf == BTF_KERNEL ? btf__load_vmlinux_btf()
+					       : btf__parse(p->btf_path, NULL);
+	const struct btf_type *t;
+	int id;
+
+	p->state_new = p->kver >= KVER(5, 14, 0);
+	id = btf ? btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT) : -1;
+	if (id > 0) {
+		const struct btf_member *m;
+
+		t = btf__type_by_id(btf, id);
+		m = btf_members(t);
+		p->state_new = false;
+		for (int i = 0; i < btf_vlen(t); i++, m++)
+			if (!strcmp(btf__name_by_offset(btf, m->name_off), "__state"))
+				p->state_new = true;
+	}
+	probe_prev_state(p, btf);
+	btf__free(btf);
+}
+
+static int choose_variant(struct probe *p, const char *variant)
+{
+	if (variant) {
+		if (!strcmp(variant, "tp_btf,task")) {
+			p->tp_btf = p->use_task_storage = true;
+		} else if (!strcmp(variant, "tp_btf,hash")) {
+			p->tp_btf = true;
+		} else if (!strcmp(variant, "raw_tp,hash")) {
+			p->tp_btf = false;
+		} else {
+			fprintf(stderr, "offcpu: invalid --variant '%s': expected tp_btf,task, tp_btf,hash or raw_tp,hash\n",
+				variant);
+			return -1;
+		}
+		if (p->tp_btf && !p->kernel_btf) {
+			fprintf(stderr, "offcpu: --variant %s needs kernel BTF (%s), which this kernel lacks\n",
+				variant, SYS_BTF);
+			return -1;
+		}
+		if (p->use_task_storage && !p->task_storage) {
+			fprintf(stderr, "offcpu: --variant %s needs task local storage (Linux 5.11+)\n",
+				variant);
+			return -1;
+		}
+		snprintf(p->why, sizeof(p->why), "forced by --variant");
+		return 0;
+	}
+	p->tp_btf = p->kernel_btf;
+	p->use_task_storage = p->kernel_btf && p->task_storage;
+	if (p->use_task_storage)
+		snprintf(p->why, sizeof(p->why), "kernel BTF and task local storage available");
+	else if (p->kernel_btf)
+		snprintf(p->why, sizeof(p->why), "no task local storage (needs 5.11+): hash keyed by tid");
+	else
+		snprintf(p->why, sizeof(p->why),
+			 "no kernel BTF: raw tracepoint, CO-RE against %s BTF, hash keyed by tid",
+			 p->btf == BTF_FILE ? "--btf" : "embedded");
+	return 0;
+}
+
+static int check_bpf(void)
+{
+	int r = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL);
+
+	if (r == 1)
+		return 0;
+	if (r == -ENOSYS || r == -EOPNOTSUPP)
+		fprintf(stderr, "offcpu: this kernel has no bpf() system call (needs CONFIG_BPF_SYSCALL=y)\n");
+	else if (r == -EPERM || r == -EACCES)
+		fprintf(stderr, "offcpu: not allowed to load BPF programs: run as root or with CAP_BPF and CAP_PERFMON\n");
+	else
+		fprintf(stderr, "offcpu: this kernel cannot load raw tracepoint BPF programs (%s)\n",
+			strerror(r < 0 ? -r : EINVAL));
+	return -1;
+}
+
+static int check_tracepoint(void)
+{
+	static const char *const dirs[] = {
+		"/sys/kernel/tracing/events/sched",
+		"/sys/kernel/debug/tracing/events/sched",
+	};
+
+	/* Without tracefs mounted we cannot tell; attaching will. */
+	for (size_t i = 0; i < 2; i++) {
+		char path[128];
+
+		if (access(dirs[i], F_OK))
+			continue;
+		snprintf(path, sizeof(path), "%s/sched_switch", dirs[i]);
+		if (access(path, F_OK)) {
+			fprintf(stderr, "offcpu: this kernel has no sched:sched_switch tracepoint\n");
+			return -1;
+		}
+		break;
+	}
+	return 0;
+}
+
+int probe_kernel(struct probe *p, const char *btf_file, const char *variant)
+{
+	struct utsname u;
+
+	memset(p, 0, sizeof(*p));
+	uname(&u);
+	snprintf(p->release, sizeof(p->release), "%s", u.release);
+	snprintf(p->machine, sizeof(p->machine), "%s", u.machine);
+	p->kver = parse_kver(u.release);
+	if (p->kver < KVER(5, 8, 0)) {
+		fprintf(stderr, "offcpu: kernel %s is too old: Linux 5.8 or later is needed (BPF ring buffer)\n",
+			u.release);
+		return -1;
+	}
+	if (!has_caps()) {
+		fprintf(stderr, "offcpu: not allowed to load BPF programs: run as root or with CAP_BPF and CAP_PERFMON\n");
+		return -1;
+	}
+	if (check_bpf() || check_tracepoint() || find_btf(p, btf_file))
+		return -1;
+	p->task_storage = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
+	p->ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
+	p->jit = read_flag("/proc/sys/net/core/bpf_jit_enable");
+	probe_btf_facts(p);
+	return choose_variant(p, variant);
+}
+
+void probe_print(const struct probe *p, FILE *out)
+{
+	static const char *const src[] = {
+		[BTF_NONE] = "none", [BTF_KERNEL] = "kernel (" SYS_BTF ")",
+		[BTF_FILE] = "file", [BTF_EMBEDDED] = "embedded",
+	};
+
+	fprintf(out, "kernel: %s\n", p->release);
+	fprintf(out, "arch: %s\n", p->machine);
+	fprintf(out, "btf: %s%s%s\n", src[p->btf],
+		p->btf == BTF_FILE ? " " : "", p->btf == BTF_FILE ? p->btf_path : "");
+	fprintf(out, "variant: %s,%s\n", p->tp_btf ? "tp_btf" : "raw_tp",
+		p->use_task_storage ? "task" : "hash");
+	fprintf(out, "attach: %s/sched_switch\n", p->tp_btf ? "tp_btf" : "raw_tp");
+	fprintf(out, "task storage: %s\n", p->use_task_storage ? "task local storage" :
+		p->task_storage ? "hash by tid (task storage available)" :
+				  "hash by tid (no task local storage)");
+	fprintf(out, "state field: %s\n", p->state_new ? "__state" : "state");
+	fprintf(out, "prev_state argument: %s (%s)\n", p->prev_state_arg ? "yes" : "no",
+		p->prev_state_why);
+	fprintf(out, "ring buffer: %s\n", p->ringbuf ? "yes" : "no");
+	fprintf(out, "jit: %s\n", p->jit ? "yes" : "no (interpreter)");
+	fprintf(out, "stacks: bpf_get_stackid, user stacks by frame pointer%s\n",
+		!strcmp(p->machine, "s390x") ? " (back chain)" : "");
+	fprintf(out, "why: %s\n", p->why);
+}
+
+void probe_cleanup(struct probe *p)
+{
+	if (p->btf_tmp && p->btf_path[0])
+		unlink(p->btf_path);
+	p->btf_tmp = false;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the running kernel supports, where BTF comes from, and which program
+ * variant to load.  All kernel-version knowledge lives here: the loader only
+ * obeys the choice.
+ */
+#ifndef OFFCPU_PROBE_H
+#define OFFCPU_PROBE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+enum btf_source {
+	BTF_NONE,
+	BTF_KERNEL,	/* /sys/kernel/btf/vmlinux */
+	BTF_FILE,	/* --btf FILE */
+	BTF_EMBEDDED,	/* minimal BTF from the archive in the binary */
+};
+
+struct probe {
+	char release[65];
+	char machine[65];
+	int kver;		/* KERNEL_VERSION(a, b, c) parsed from release */
+	enum btf_source btf;
+	char btf_path[PATH_MAX];	/* custom BTF for libbpf, "" for the kernel's */
+	bool btf_tmp;		/* btf_path is our temporary file */
+	bool kernel_btf;
+	bool task_storage;
+	bool ringbuf;
+	bool prev_state_arg;
+	const char *prev_state_why;
+	bool state_new;		/* task_struct::__state (5.14+) vs ::state */
+	bool jit;
+	bool tp_btf;		/* variant: tp_btf (else raw_tp) */
+	bool use_task_storage;	/* variant: task local storage (else hash) */
+	char why[256];		/* why the variant was chosen */
+};
+
+/*
+ * Probe the kernel.  BTF_FILE is --btf or NULL; VARIANT forces a variant
+ * ("tp_btf,task", "tp_btf,hash", "raw_tp,hash") or is NULL.  Returns 0, or -1
+ * after printing one line that says what is missing and what to do.
+ */
+int probe_kernel(struct probe *p, const char *btf_file, const char *variant);
+
+/* `offcpu probe` and -v: one "key: value" line per fact. */
+void probe_print(const struct probe *p, FILE *out);
+
+/* Remove the temporary BTF file, if any. */
+void probe_cleanup(struct probe *p);
+
+#endif
