@@ -239,11 +239,16 @@ void loader_print_maps(const struct loader *l, FILE *out)
 	fprintf(out, "locked map memory: %.2f MiB\n", l->memlock / 1048576.0);
 }
 
-void loader_close(struct loader *l)
+void loader_detach(struct loader *l)
 {
 	for (int i = 0; i < l->nr_links; i++)
 		bpf_link__destroy(l->links[i]);
 	l->nr_links = 0;
+}
+
+void loader_close(struct loader *l)
+{
+	loader_detach(l);
 	bpf_object__close(l->obj);
 	l->obj = NULL;
 }

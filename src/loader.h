@@ -26,6 +26,7 @@ struct loader {
 int loader_load(struct loader *l, const struct offcpu_opts *o, const struct probe *p);
 int loader_attach(struct loader *l);
 void loader_print_maps(const struct loader *l, FILE *out);
+void loader_detach(struct loader *l);
 void loader_close(struct loader *l);
 
 /* `offcpu selftest`: open the embedded object without the bpf() syscall. */

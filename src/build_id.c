@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Build-ids: ELF notes through libelf, kernel notes from sysfs. */
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "build_id.h"
+
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3
+#endif
+
+static int note_build_id(Elf_Data *data, uint8_t id[BUILD_ID_MAX])
+{
+	size_t off = 0, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+		    memcmp((char *)data->d_buf + name_off, "GNU", 4))
+			continue;
+		if (nh.n_descsz == 0 || nh.n_descsz > BUILD_ID_MAX)
+			return 0;
+		memcpy(id, (char *)data->d_buf + desc_off, nh.n_descsz);
+		return nh.n_descsz;
+	}
+	return 0;
+}
+
+int build_id_of_file(const char *path, uint8_t id[BUILD_ID_MAX])
+{
+	Elf_Scn *scn = NULL;
+	int fd, len = 0;
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		close(fd);
+		return -1;
+	}
+	while (!len && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (data && data->d_buf)
+			len = note_build_id(data, id);
+	}
+	elf_end(elf);
+	close(fd);
+	return len;
+}
+
+/* Notes in the running kernel's byte order: 4-byte aligned Elf32_Nhdr. */
+int build_id_from_notes(const void *notes, size_t len, uint8_t id[BUILD_ID_MAX])
+{
+	const uint8_t *p = notes;
+	size_t off = 0;
+
+	while (off + 12 <= len) {
+		uint32_t namesz, descsz, type;
+		size_t name, desc, next;
+
+		memcpy(&namesz, p + off, 4);
+		memcpy(&descsz, p + off + 4, 4);
+		memcpy(&type, p + off + 8, 4);
+		name = off + 12;
+		desc = name + ((namesz + 3ull) & ~3ull);
+		next = desc + ((descsz + 3ull) & ~3ull);
+		if (namesz > len || descsz > len || next > len || next <= off)
+			return 0;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(p + name, "GNU", 4) &&
+		    descsz > 0 && descsz <= BUILD_ID_MAX) {
+			memcpy(id, p + desc, descsz);
+			return descsz;
+		}
+		off = next;
+	}
+	return 0;
+}
+
+int build_id_of_kernel(uint8_t id[BUILD_ID_MAX])
+{
+	uint8_t buf[4096];
+	ssize_t n;
+	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	return n > 0 ? build_id_from_notes(buf, n, id) : -1;
+}
+
+void build_id_hex(const uint8_t *id, int len, char *buf)
+{
+	for (int i = 0; i < len; i++)
+		sprintf(buf + 2 * i, "%02x", id[i]);
+	buf[len > 0 ? 2 * len : 0] = '\0';
+}

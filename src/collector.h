@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Reads the two streams of a recording — BPF off-CPU records (ring buffer
+ * and the drained sums map) and the per-CPU dummy perf events that report
+ * COMM/MMAP2/FORK/EXIT — turns BPF records into PERF_RECORD_SAMPLEs and
+ * hands everything to the perf.data writer in time order, with
+ * FINISHED_ROUND between batches.
+ */
+#ifndef OFFCPU_COLLECTOR_H
+#define OFFCPU_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli.h"
+#include "loader.h"
+#include "offcpu.h"
+#include "perf_data.h"
+
+struct collector;
+
+struct collector_stats {
+	uint64_t samples;		/* PERF_RECORD_SAMPLEs written */
+	uint64_t direct;		/* of which long blocks sent at once */
+	uint64_t records;		/* all records written */
+	uint64_t lost_task_events;	/* dummy ring buffer overflows */
+	uint64_t drops[DROP_MAX];	/* kernel-side drop counters */
+	uint64_t bytes;
+};
+
+/*
+ * Opens the dummy events and the ring buffer and synthesizes the records of
+ * existing processes.  PIDS are the tgids tracked for -p/-t/command (empty:
+ * whole system).  Returns NULL after printing a one-line error.
+ */
+struct collector *collector_start(struct pd_writer *w, struct loader *ld,
+				  const struct offcpu_opts *o,
+				  const uint32_t *pids, size_t nr_pids);
+
+/* Poll both streams for up to TIMEOUT_MS and write what is old enough. */
+int collector_poll(struct collector *c, int timeout_ms);
+
+/* Read everything left, drain the sums, write it all and the features. */
+int collector_finish(struct collector *c, struct collector_stats *st);
+
+void collector_free(struct collector *c);
+
+#endif

@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: GPL-2.0
+/* offcpu: entry point and the recording session. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysinfo.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "btf_archive.h"
+#include "cli.h"
+#include "collector.h"
+#include "embed.h"
+#include "loader.h"
+#include "perf_data.h"
+#include "probe.h"
+#include "proc_sync.h"
+#include "report.h"
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void set_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	/* No SA_RESTART: the poll loop must wake up. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* A command forked now and held until the profiler is attached. */
+struct child {
+	pid_t pid;
+	int go_fd, err_fd;
+	int status;
+	bool exited;
+};
+
+static int child_fork(struct child *ch, char **argv)
+{
+	int go[2], err[2];
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
+		fprintf(stderr, "offcpu: pipe: %s\n", strerror(errno));
+		return -1;
+	}
+	ch->pid = fork();
+	if (ch->pid < 0) {
+		fprintf(stderr, "offcpu: fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (!ch->pid) {
+		char c;
+		int e;
+
+		close(go[1]);
+		close(err[0]);
+		signal(SIGPIPE, SIG_DFL);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);	/* the profiler gave up */
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(err[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(err[1]);
+	ch->go_fd = go[1];
+	ch->err_fd = err[0];
+	return 0;
+}
+
+/* Let the command exec; report when exec fails. */
+static int child_start(struct child *ch, const char *name)
+{
+	int e = 0;
+	ssize_t n;
+
+	if (write(ch->go_fd, "g", 1) != 1)
+		return -1;
+	close(ch->go_fd);
+	ch->go_fd = -1;
+	n = read(ch->err_fd, &e, sizeof(e));
+	close(ch->err_fd);
+	ch->err_fd = -1;
+	if (n == sizeof(e)) {
+		fprintf(stderr, "offcpu: cannot execute '%s': %s\n", name, strerror(e));
+		waitpid(ch->pid, NULL, 0);
+		ch->exited = true;
+		return -1;
+	}
+	return 0;
+}
+
+static void child_end(struct child *ch)
+{
+	if (ch->pid <= 0)
+		return;
+	if (ch->go_fd >= 0)
+		close(ch->go_fd);	/* never started: it exits by itself */
+	if (!ch->exited) {
+		kill(ch->pid, SIGTERM);
+		if (waitpid(ch->pid, &ch->status, 0) == ch->pid)
+			ch->exited = true;
+	}
+}
+
+static bool child_done(struct child *ch)
+{
+	if (ch->pid > 0 && !ch->exited && waitpid(ch->pid, &ch->status, WNOHANG) == ch->pid)
+		ch->exited = true;
+	return ch->exited;
+}
+
+/* -p/-t: the targets to track; errors name the missing process. */
+static int resolve_targets(const struct offcpu_opts *o, struct id_list *track)
+{
+	char path[64];
+
+	for (size_t i = 0; i < o->pids.n; i++) {
+		snprintf(path, sizeof(path), "/proc/%u", o->pids.v[i]);
+		if (access(path, F_OK)) {
+			fprintf(stderr, "offcpu: no such process: %u\n", o->pids.v[i]);
+			return -1;
+		}
+		track->v[track->n++] = o->pids.v[i];
+	}
+	for (size_t i = 0; i < o->tids.n; i++) {
+		uint32_t tgid = proc_tgid(o->tids.v[i]);
+
+		if (!tgid) {
+			fprintf(stderr, "offcpu: no such thread: %u\n", o->tids.v[i]);
+			return -1;
+		}
+		track->v[track->n++] = tgid;
+	}
+	return 0;
+}
+
+static bool targets_gone(const struct id_list *track)
+{
+	char path[64];
+
+	for (size_t i = 0; i < track->n; i++) {
+		snprintf(path, sizeof(path), "/proc/%u", track->v[i]);
+		if (!access(path, F_OK))
+			return false;
+	}
+	return true;
+}
+
+static int check_output(const char *path)
+{
+	struct stat st;
+
+	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "offcpu: cannot write %s: is a directory\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+static void set_features(struct pd_writer *w, const struct offcpu_opts *o)
+{
+	struct utsname u;
+	struct sysinfo si;
+	struct timespec res;
+
+	uname(&u);
+	pd_set_string(w, PD_FEAT_HOSTNAME, u.nodename);
+	pd_set_string(w, PD_FEAT_OSRELEASE, u.release);
+	pd_set_string(w, PD_FEAT_VERSION, "offcpu " OFFCPU_VERSION);
+	pd_set_string(w, PD_FEAT_ARCH, u.machine);
+	pd_set_nrcpus(w, sysconf(_SC_NPROCESSORS_CONF), sysconf(_SC_NPROCESSORS_ONLN));
+	if (!sysinfo(&si))
+		pd_set_total_mem(w, (uint64_t)si.totalram * si.mem_unit / 1024);
+	pd_set_cmdline(w, o->argc, o->argv);
+	if (!clock_getres(CLOCK_MONOTONIC, &res))
+		pd_set_clock_res(w, res.tv_sec * 1000000000ull + res.tv_nsec);
+	pd_set_clock_data(w, CLOCK_MONOTONIC, now_ns(CLOCK_REALTIME), now_ns(CLOCK_MONOTONIC));
+}
+
+static void print_summary(const struct offcpu_opts *o, const struct collector_stats *st)
+{
+	static const char *const what[DROP_MAX] = {
+		[DROP_USTACK] = "user stacks not recorded",
+		[DROP_KSTACK] = "kernel stacks not recorded",
+		[DROP_SUMS] = "short blocks lost (sums map full)",
+		[DROP_RINGBUF] = "long blocks lost (ring buffer full)",
+		[DROP_STORAGE] = "blocks not tracked (per-thread storage full)",
+		[DROP_FILTER] = "forked processes not followed (pid filter full)",
+	};
+	uint64_t lost = st->drops[DROP_SUMS] + st->drops[DROP_RINGBUF];
+
+	fprintf(stderr, "[ offcpu: Captured and wrote %.3f MB %s (%llu samples, %llu lost) ]\n",
+		st->bytes / 1048576.0, o->output, (unsigned long long)st->samples,
+		(unsigned long long)lost);
+	for (int i = 0; i < DROP_MAX; i++)
+		if (st->drops[i])
+			fprintf(stderr, "[ offcpu: %llu %s ]\n", (unsigned long long)st->drops[i], what[i]);
+	if (st->lost_task_events)
+		fprintf(stderr, "[ offcpu: %llu task events lost (process names/maps may be missing) ]\n",
+			(unsigned long long)st->lost_task_events);
+}
+
+struct session {
+	struct offcpu_opts *o;
+	struct probe probe;
+	struct loader ld;
+	struct pd_writer *w;
+	struct collector *c;
+	struct child ch;
+	struct id_list track;
+	uint32_t child_pid;
+};
+
+static int session_setup(struct session *s)
+{
+	struct offcpu_opts *o = s->o;
+
+	s->track.v = calloc(o->pids.n + o->tids.n + 1, sizeof(uint32_t));
+	if (!s->track.v || resolve_targets(o, &s->track) || check_output(o->output))
+		return -1;
+	if (probe_kernel(&s->probe, o->btf_path, o->variant))
+		return -1;
+	if (o->verbose)
+		probe_print(&s->probe, stderr);
+	s->w = pd_open(o->output);
+	if (!s->w) {
+		fprintf(stderr, "offcpu: cannot create %s: %s\n", o->output, strerror(errno));
+		return -1;
+	}
+	if (o->cmdv) {
+		if (child_fork(&s->ch, o->cmdv))
+			return -1;
+		s->child_pid = s->ch.pid;
+		o->pids.v = &s->child_pid;	/* the BPF pid filter */
+		o->pids.n = 1;
+		s->track.v[s->track.n++] = s->ch.pid;
+	}
+	if (loader_load(&s->ld, o, &s->probe) || loader_attach(&s->ld))
+		return -1;
+	probe_cleanup(&s->probe);
+	if (o->verbose)
+		loader_print_maps(&s->ld, stderr);
+	s->c = collector_start(s->w, &s->ld, o, s->track.v, s->track.n);
+	if (!s->c)
+		return -1;
+	if (o->cmdv && child_start(&s->ch, o->cmdv[0]))
+		return -1;
+	return 0;
+}
+
+static void session_loop(struct session *s)
+{
+	uint64_t end = s->o->duration > 0 ?
+		now_ns(CLOCK_MONOTONIC) + (uint64_t)(s->o->duration * 1e9) : UINT64_MAX;
+	uint64_t next_check = 0;
+
+	if (s->o->verbose)
+		fprintf(stderr, "offcpu: recording\n");
+	while (!stop_signal && now_ns(CLOCK_MONOTONIC) < end) {
+		if (collector_poll(s->c, 100))
+			break;
+		if (s->o->cmdv && child_done(&s->ch))
+			break;
+		if (!s->o->cmdv && s->track.n && now_ns(CLOCK_MONOTONIC) > next_check) {
+			if (targets_gone(&s->track))
+				break;
+			next_check = now_ns(CLOCK_MONOTONIC) + 500000000ull;
+		}
+	}
+}
+
+static int record(struct offcpu_opts *o)
+{
+	struct session s = { .o = o, .ch = { .go_fd = -1, .err_fd = -1 } };
+	struct collector_stats st;
+	int err = -1;
+
+	set_signals();
+	if (session_setup(&s))
+		goto out;
+	session_loop(&s);
+	/* Detach first: nothing may arrive after the final drain. */
+	loader_detach(&s.ld);
+	err = collector_finish(s.c, &st);
+	set_features(s.w, o);
+	if (pd_close(s.w))
+		err = -1;
+	s.w = NULL;
+	if (!err || st.bytes)
+		print_summary(o, &st);
+	if (stop_signal && o->verbose)
+		fprintf(stderr, "offcpu: stopped by signal %d\n", (int)stop_signal);
+out:
+	if (s.w)
+		pd_abort(s.w);
+	child_end(&s.ch);
+	collector_free(s.c);
+	loader_close(&s.ld);
+	probe_cleanup(&s.probe);
+	free(s.track.v);
+	if (!err && o->cmdv && s.ch.exited && WIFEXITED(s.ch.status))
+		return WEXITSTATUS(s.ch.status);
+	return err ? 1 : 0;
+}
+
+static int selftest(void)
+{
+	if (loader_selftest(stdout))
+		return 1;
+	printf("btf archive: %zu bytes\n", (size_t)(offcpu_btf_archive_end - offcpu_btf_archive));
+	return btf_archive_list(offcpu_btf_archive, offcpu_btf_archive_end - offcpu_btf_archive,
+				stdout) < 0;
+}
+
+static int probe_cmd(const struct offcpu_opts *o)
+{
+	struct probe p;
+	int err = probe_kernel(&p, o->btf_path, o->variant);
+
+	if (!err)
+		probe_print(&p, stdout);
+	probe_cleanup(&p);
+	return err ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct offcpu_opts o;
+	int ret;
+
+	if (cli_parse(&o, argc, argv)) {
+		cli_free(&o);
+		return 2;
+	}
+	switch (o.cmd) {
+	case CMD_HELP:
+		cli_usage(stdout);
+		ret = 0;
+		break;
+	case CMD_VERSION:
+		printf("offcpu %s (%s; %s)\n", OFFCPU_VERSION, OFFCPU_TARGET, OFFCPU_LIBS);
+		ret = 0;
+		break;
+	case CMD_SELFTEST:
+		ret = selftest();
+		break;
+	case CMD_PROBE:
+		ret = probe_cmd(&o);
+		break;
+	case CMD_REPORT:
+		ret = report_main(o.report_argc, o.report_argv);
+		break;
+	default:
+		ret = record(&o);
+		break;
+	}
+	if (o.cmdv && o.pids.v)
+		o.pids.v = NULL;	/* points at the session's child pid */
+	cli_free(&o);
+	return ret;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Synthesizes the records perf needs to name and symbolize processes that
+ * already exist when recording starts: COMM and MMAP2 per process (read from
+ * /proc), and the kernel's MMAP for kernel callchains.  Like perf record's
+ * synthesis, these carry time 0 so they sort before every sample.
+ */
+#ifndef OFFCPU_PROC_SYNC_H
+#define OFFCPU_PROC_SYNC_H
+
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+/* Receives each synthesized record; returns 0 or -1 to stop. */
+typedef int (*record_fn)(void *ctx, const struct perf_event_header *rec, uint64_t time);
+
+struct sample_id {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+	uint64_t id;		/* IDENTIFIER of the event the record belongs to */
+};
+
+/* Size of the sample_id trailer for sample_type IDENTIFIER|TID|TIME|CPU. */
+#define SAMPLE_ID_SIZE 32
+void put_sample_id(void *dst, const struct sample_id *s);
+
+/* One process (all its threads) or, with PID 0, every process. */
+int proc_sync_pid(uint32_t pid, uint64_t id, record_fn fn, void *ctx);
+int proc_sync_all(uint64_t id, record_fn fn, void *ctx);
+
+/* MMAP of [kernel.kallsyms]_text (needs /proc/kallsyms addresses). */
+int proc_sync_kernel(uint64_t id, record_fn fn, void *ctx);
+
+/* The process a thread belongs to (Tgid of /proc/TID/status), 0 if gone. */
+uint32_t proc_tgid(uint32_t tid);
+
+#endif
