@@ -160,8 +160,8 @@ static void *long_sleeper(void *arg)
 int main(int argc, char **argv)
 {
 	struct path_stat st[] = {
-		{ "blocker_nanosleep" }, { "blocker_pipe_read" },
-		{ "blocker_mutex_wait" }, { "blocker_long_sleep" },
+		{ "blocker_nanosleep", 0, 0 }, { "blocker_pipe_read", 0, 0 },
+		{ "blocker_mutex_wait", 0, 0 }, { "blocker_long_sleep", 0, 0 },
 	};
 	void *(*fn[])(void *) = { sleeper, pipe_reader, mutex_waiter, long_sleeper };
 	pthread_t tid[6];
@@ -183,10 +183,16 @@ int main(int argc, char **argv)
 		if (!fgets(line, sizeof(line), stdin))
 			return 2;
 	}
+	/* Thread names let tests pick one thread (-t) by name. */
+	static const char *const names[] = { "bl-sleep", "bl-piperd", "bl-mutexw",
+					     "bl-long", "bl-pipewr", "bl-mutexh" };
+
 	for (int i = 0; i < 4; i++)
 		pthread_create(&tid[i], NULL, fn[i], &st[i]);
 	pthread_create(&tid[4], NULL, pipe_writer, NULL);
 	pthread_create(&tid[5], NULL, mutex_holder, NULL);
+	for (int i = 0; i < 6; i++)
+		pthread_setname_np(tid[i], names[i]);
 	for (int i = 0; i < 6; i++)
 		pthread_join(tid[i], NULL);
 	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++)
