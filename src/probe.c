@@ -95,15 +95,16 @@ static int embedded_btf(struct probe *p)
 	return 0;
 }
 
+/*
+ * CO-RE needs BTF: an explicit --btf wins (so it can be tested, and so a user
+ * can correct a kernel's broken BTF), then the kernel's own, then the archive
+ * embedded in the binary.  Kernel BTF alone decides whether tp_btf works.
+ */
 static int find_btf(struct probe *p, const char *btf_file)
 {
 	struct btf *btf;
 
-	if (!access(SYS_BTF, R_OK)) {
-		p->btf = BTF_KERNEL;
-		p->kernel_btf = true;
-		return 0;
-	}
+	p->kernel_btf = !access(SYS_BTF, R_OK);
 	if (btf_file) {
 		btf = btf__parse(btf_file, NULL);
 		if (!btf) {
@@ -114,6 +115,10 @@ static int find_btf(struct probe *p, const char *btf_file)
 		btf__free(btf);
 		snprintf(p->btf_path, sizeof(p->btf_path), "%s", btf_file);
 		p->btf = BTF_FILE;
+		return 0;
+	}
+	if (p->kernel_btf) {
+		p->btf = BTF_KERNEL;
 		return 0;
 	}
 	if (!embedded_btf(p)) {

@@ -1,0 +1,57 @@
+#!/bin/bash
+# Command line: help, version, and one clear line plus a non-zero exit for
+# each kind of bad input; an existing perf.data is never touched by a failure.
+source "$(dirname "$0")/lib.sh"
+
+[ -x "$OFFCPU" ] || { fail cli "$OFFCPU not built"; exit 0; }
+
+"$OFFCPU" --help >"$WORK/help" 2>&1 && grep -q -- '--off-cpu-thresh' "$WORK/help" \
+	&& pass cli-help || fail cli-help "no usage text"
+"$OFFCPU" --version >"$WORK/ver" 2>&1 && grep -q 'offcpu .*libbpf' "$WORK/ver" \
+	&& pass cli-version || fail cli-version "$(cat "$WORK/ver")"
+
+# expect_error NAME PATTERN ARGS...: exit != 0, exactly one line, matching PATTERN.
+expect_error() {
+	local name=$1 pat=$2 rc lines
+	shift 2
+	(cd "$WORK/cwd" && "$OFFCPU" "$@") >"$WORK/out" 2>"$WORK/err" </dev/null
+	rc=$?
+	lines=$(grep -c . "$WORK/err")
+	if [ $rc -ne 0 ] && [ "$lines" -eq 1 ] && grep -qE "$pat" "$WORK/err"; then
+		pass "cli-error-$name"
+	else
+		fail "cli-error-$name" "exit $rc, $lines lines: $(head -c 200 "$WORK/err" | tr '\n' ' ')"
+	fi
+}
+
+mkdir -p "$WORK/cwd"
+echo keep >"$WORK/cwd/perf.data"
+expect_error unknown-option "unknown option '--frobnicate'" --frobnicate
+expect_error bad-number "invalid --duration 'abc'" -d abc
+expect_error zero-duration "invalid --duration '0'.*greater than 0" -d 0
+expect_error negative-duration "invalid --duration '-1'" -d -1
+expect_error bad-thresh "invalid --off-cpu-thresh 'x'" --off-cpu-thresh x
+expect_error bad-state "invalid --state 'X'" --state X
+expect_error bad-pid "invalid --pid 'foo'" -p foo
+expect_error bad-cpu-range "invalid --cpu '3-1'" -C 3-1
+expect_error missing-value "option '-o' needs a value" -o
+expect_error unknown-command "unknown command 'frob'" frob
+expect_error pid-and-cmd "exclude each other" -p 1 -- true
+expect_error max-stack "invalid --max-stack '500'" --max-stack 500
+grep -qx keep "$WORK/cwd/perf.data" && pass cli-error-keeps-perf-data \
+	|| fail cli-error-keeps-perf-data "perf.data was changed"
+
+if [ "$(id -u)" = 0 ]; then
+	expect_error no-such-pid "no such process: 999999" -p 999999 -d 1
+	expect_error no-such-tid "no such thread: 999999" -t 999999 -d 1
+	expect_error output-dir "cannot write .*: is a directory" -o "$WORK" -d 1
+	expect_error output-unwritable "cannot create /nonexistent/x.data" -o /nonexistent/x.data -d 1
+	expect_error not-executable "cannot execute '/nonexistent/cmd'" -o "$WORK/x.data" -- /nonexistent/cmd
+	expect_error btf-missing "--btf /nonexistent.btf: no such file" --variant raw_tp,hash --btf /nonexistent.btf -d 1 -o "$WORK/y.data"
+	grep -qx keep "$WORK/cwd/perf.data" && pass cli-runtime-error-keeps-perf-data \
+		|| fail cli-runtime-error-keeps-perf-data "perf.data was changed"
+	ls "$WORK"/*.tmp.* >/dev/null 2>&1 && fail cli-no-temp-left "temporary file left behind" \
+		|| pass cli-no-temp-left
+else
+	skip cli-runtime-errors "needs root"
+fi

@@ -1,0 +1,114 @@
+#!/bin/bash
+# Host integration: record the blocker workload on the running kernel and
+# read the result with Debian's perf.  OFFCPU may point at another build
+# (the static x86_64 binary by default; the ASan build in t_asan.sh).
+source "$(dirname "$0")/lib.sh"
+BLOCKER=${BLOCKER:-$ROOT/build/x86_64/blocker}
+CHECK="python3 $ROOT/tests/perf_check.py"
+T=${TPREFIX:-record}
+
+if [ "$(id -u)" != 0 ]; then
+	skip "$T" "needs root to load BPF programs"
+	exit 0
+fi
+if [ ! -r /sys/kernel/btf/vmlinux ]; then
+	skip "$T" "host kernel has no BTF"
+	exit 0
+fi
+for f in "$OFFCPU" "$BLOCKER"; do
+	[ -x "$f" ] || { fail "$T" "$f not built"; exit 0; }
+done
+
+# -- command: record until it exits; times per blocking path within 10 %.
+"$OFFCPU" -o "$WORK/cmd.data" -- "$BLOCKER" -t 2 >"$WORK/cmd.out" 2>"$WORK/cmd.err"
+rc=$?
+if [ $rc -eq 0 ] && grep -q 'Captured and wrote' "$WORK/cmd.err"; then
+	pass "$T-cmd-runs"
+else
+	fail "$T-cmd-runs" "exit $rc: $(tail -n 2 "$WORK/cmd.err" | tr '\n' ' ')"
+fi
+check "$T-cmd-times-within-10pct" $CHECK compare "$WORK/cmd.data" "$WORK/cmd.out" \
+	--kernel-func do_nanosleep --kernel-func pipe_read
+check "$T-cmd-perf-report-clean" $CHECK report "$WORK/cmd.data"
+mode=$(stat -c %a "$WORK/cmd.data")
+[ "$mode" = 600 ] && pass "$T-output-mode-0600" || fail "$T-output-mode-0600" "mode $mode"
+
+# -p: an existing process, attached after it started.
+"$BLOCKER" -t 3 >"$WORK/p.out" &
+bp=$!
+sleep 0.3
+"$OFFCPU" -p $bp -o "$WORK/p.data" 2>"$WORK/p.err"
+rc=$?
+wait $bp
+if [ $rc -eq 0 ]; then
+	$CHECK summary "$WORK/p.data" >"$WORK/p.json" 2>&1
+	if python3 - "$WORK/p.json" $bp <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1])); pid = sys.argv[2]
+pids = set(s['by_pid'])
+funcs = dict(s['top_funcs'])
+assert pids == {pid}, f'samples of other processes: {sorted(pids)[:5]}'
+for f in ('blocker_nanosleep', 'blocker_pipe_read', 'blocker_mutex_wait'):
+    assert funcs.get(f, 0) > 1e9, f'{f} missing or short: {funcs.get(f)}'
+EOF
+	then pass "$T-pid"; else fail "$T-pid" "$(tail -n 1 "$WORK/p.json")"; fi
+else
+	fail "$T-pid" "exit $rc: $(tail -n 1 "$WORK/p.err")"
+fi
+
+# -t: one thread, picked by name; nothing of its siblings.
+"$BLOCKER" -t 2 >/dev/null &
+bp=$!
+sleep 0.3
+tid=$(grep -l '^bl-sleep$' /proc/$bp/task/*/comm | head -1 | cut -d/ -f5)
+"$OFFCPU" -t "$tid" -d 1 -o "$WORK/t.data" 2>"$WORK/t.err"
+rc=$?
+wait $bp
+$CHECK summary "$WORK/t.data" >"$WORK/t.json" 2>&1
+if [ $rc -eq 0 ] && python3 - "$WORK/t.json" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+funcs = dict(s['top_funcs'])
+assert funcs.get('blocker_nanosleep', 0) > 0.8e9, 'blocker_nanosleep short'
+for f in ('blocker_pipe_read', 'blocker_mutex_wait'):
+    assert f not in funcs, f'{f} of another thread recorded'
+EOF
+then pass "$T-tid"; else fail "$T-tid" "exit $rc $(tail -n 1 "$WORK/t.json")"; fi
+
+# -d, system wide; a process that exits during the recording keeps its name
+# and symbols (perf --off-cpu shows it as :PID [unknown]).
+( sleep 0.5; exec "$BLOCKER" -t 1 >"$WORK/d.out" ) &
+bp=$!
+start=$(date +%s%N)
+"$OFFCPU" -d 3 -o "$WORK/d.data" 2>"$WORK/d.err"
+rc=$?
+elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+wait $bp
+if [ $rc -eq 0 ] && [ $elapsed -ge 2900 ] && [ $elapsed -lt 6000 ]; then
+	pass "$T-duration"
+else
+	fail "$T-duration" "exit $rc after $elapsed ms"
+fi
+check "$T-exited-process-named" $CHECK compare "$WORK/d.data" "$WORK/d.out" --pid $bp
+check "$T-system-perf-report-clean" $CHECK report "$WORK/d.data"
+
+# Ctrl-C (SIGINT) ends a recording early with a complete file.
+"$OFFCPU" -o "$WORK/int.data" 2>"$WORK/int.err" &
+op=$!
+sleep 1.5
+kill -INT $op
+wait $op
+rc=$?
+if [ $rc -eq 0 ] && perf report -i "$WORK/int.data" --stdio >/dev/null 2>&1; then
+	pass "$T-sigint"
+else
+	fail "$T-sigint" "exit $rc: $(tail -n 1 "$WORK/int.err")"
+fi
+
+# An existing output is kept as .old, as perf does.
+"$OFFCPU" -o "$WORK/cmd.data" -- true 2>/dev/null
+if [ -s "$WORK/cmd.data.old" ] && perf report -i "$WORK/cmd.data.old" --stdio >/dev/null 2>&1; then
+	pass "$T-keeps-old"
+else
+	fail "$T-keeps-old" "cmd.data.old missing or unreadable"
+fi
