@@ -18,7 +18,7 @@
 /* Map sizes, chosen to keep locked memory under 4 MiB by default. */
 #define STACK_ENTRIES	2048
 #define SUMS_ENTRIES	4096
-#define TID_ENTRIES	32768
+#define TID_ENTRIES	8192
 #define RINGBUF_BYTES	(256 * 1024)
 
 static int libbpf_verbosity;
@@ -120,7 +120,7 @@ static int select_variant(struct bpf_object *obj, const struct offcpu_opts *o,
 	err |= bpf_map__set_max_entries(map(obj, "sums"), SUMS_ENTRIES);
 	err |= bpf_map__set_max_entries(map(obj, "events"), RINGBUF_BYTES);
 	/* Unused filters still exist (the code refers to them): keep them tiny. */
-	err |= bpf_map__set_max_entries(map(obj, "pid_filter"), filter_pid ? 4096 : 1);
+	err |= bpf_map__set_max_entries(map(obj, "pid_filter"), filter_pid ? 1024 : 1);
 	err |= bpf_map__set_max_entries(map(obj, "tid_filter"), o->tids.n ? o->tids.n : 1);
 	err |= bpf_map__set_max_entries(map(obj, "cpu_filter"), o->cpus.n ? o->cpus.n : 1);
 	return err ? -1 : 0;
