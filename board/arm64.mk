@@ -12,5 +12,5 @@ QEMU_SYSTEM   := qemu-system-aarch64
 QEMU_MACHINE  := -M virt -cpu max,pauth-impdef=on
 QEMU_CONSOLE  := ttyAMA0
 KERNEL_FLAVOUR:= arm64
-WORKLOAD_CFLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+WORKLOAD_CFLAGS := -fno-optimize-sibling-calls -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 KERNEL_SUITES := bullseye bookworm trixie sid

@@ -11,5 +11,5 @@ QEMU_SYSTEM   := qemu-system-x86_64
 QEMU_MACHINE  := -M q35 -cpu max
 QEMU_CONSOLE  := ttyS0
 KERNEL_FLAVOUR:= amd64
-WORKLOAD_CFLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+WORKLOAD_CFLAGS := -fno-optimize-sibling-calls -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 KERNEL_SUITES := bullseye bookworm trixie sid

@@ -40,7 +40,12 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static void sleep_ns(uint64_t ns)
+/*
+ * Frame-pointer unwinding loses the caller of a leaf that keeps no frame
+ * (libc's syscall wrappers): the blocking calls go through these noinline
+ * helpers so that the blocker_* functions themselves stay on the stack.
+ */
+NOINLINE static void sleep_ns(uint64_t ns)
 {
 	struct timespec ts = { ns / 1000000000ull, ns % 1000000000ull };
 
@@ -61,12 +66,22 @@ NOINLINE void blocker_nanosleep(struct path_stat *st)
 	BARRIER();
 }
 
+NOINLINE static ssize_t read_byte(int fd, char *c)
+{
+	return read(fd, c, 1);
+}
+
+NOINLINE static void lock_mutex(pthread_mutex_t *m)
+{
+	pthread_mutex_lock(m);
+}
+
 NOINLINE void blocker_pipe_read(struct path_stat *st)
 {
 	char c;
 	uint64_t t0 = now_ns();
 
-	if (read(pipefd[0], &c, 1) != 1)
+	if (read_byte(pipefd[0], &c) != 1)
 		stop = 1;
 	st->total_ns += now_ns() - t0;
 	st->count++;
@@ -77,7 +92,7 @@ NOINLINE void blocker_mutex_wait(struct path_stat *st)
 {
 	uint64_t t0 = now_ns();
 
-	pthread_mutex_lock(&lock);
+	lock_mutex(&lock);
 	st->total_ns += now_ns() - t0;
 	st->count++;
 	pthread_mutex_unlock(&lock);
