@@ -71,6 +71,8 @@ struct collector {
 	size_t nr_stacks;
 	uint64_t *stack_buf;
 	bool filter;
+	int sched_known;	/* 0: not looked up, 1: found, -1: unknown */
+	uint64_t sched_lo, sched_hi;
 	struct u32_set pids;
 	struct str_set files;
 	void *scratch;
@@ -244,10 +246,29 @@ static int flush(struct collector *c, uint64_t cutoff)
 
 /* ---- samples from BPF records ---- */
 
-static const struct stack *get_stack(struct collector *c, int32_t id)
+/*
+ * Kernel stacks taken in the BPF program start with the program itself and
+ * the tracepoint glue (bpf_trace_run4, ...); cut them so the chain starts at
+ * __schedule, where the thread really stopped.  Looked up once, lazily, so
+ * start-up does not pay for reading kallsyms.
+ */
+static uint32_t sched_skip(struct collector *c, const uint64_t *ip, uint32_t n)
+{
+	if (!c->sched_known)
+		c->sched_known = proc_kallsyms_range("__schedule", &c->sched_lo,
+						     &c->sched_hi) ? -1 : 1;
+	if (c->sched_known < 0)
+		return 0;
+	for (uint32_t i = 0; i < n && i < 8; i++)
+		if (ip[i] >= c->sched_lo && ip[i] < c->sched_hi)
+			return i;
+	return 0;
+}
+
+static const struct stack *get_stack(struct collector *c, int32_t id, bool kernel)
 {
 	struct stack *s;
-	uint32_t n = 0;
+	uint32_t n = 0, skip;
 
 	if (id < 0 || (size_t)id >= c->nr_stacks)
 		return NULL;
@@ -258,11 +279,12 @@ static const struct stack *get_stack(struct collector *c, int32_t id)
 		return NULL;
 	while (n < c->ld->max_stack && c->stack_buf[n])
 		n++;
-	s = malloc(sizeof(*s) + n * sizeof(uint64_t));
+	skip = kernel ? sched_skip(c, c->stack_buf, n) : 0;
+	s = malloc(sizeof(*s) + (n - skip) * sizeof(uint64_t));
 	if (!s)
 		return NULL;
-	s->nr = n;
-	memcpy(s->ip, c->stack_buf, n * sizeof(uint64_t));
+	s->nr = n - skip;
+	memcpy(s->ip, c->stack_buf + skip, s->nr * sizeof(uint64_t));
 	c->stacks[id] = s;
 	return s;
 }
@@ -270,7 +292,7 @@ static const struct stack *get_stack(struct collector *c, int32_t id)
 static int add_sample(struct collector *c, uint32_t pid, uint32_t tid, uint32_t cpu,
 		      uint64_t time, uint64_t period, int32_t kstack, int32_t ustack)
 {
-	const struct stack *k = get_stack(c, kstack), *u = get_stack(c, ustack);
+	const struct stack *k = get_stack(c, kstack, true), *u = get_stack(c, ustack, false);
 	uint64_t *p = c->scratch;
 	struct perf_event_header *h = c->scratch;
 	uint64_t *ip, *chain;

@@ -194,6 +194,33 @@ static uint64_t kallsyms_addr(const char *name)
 	return found;
 }
 
+int proc_kallsyms_range(const char *name, uint64_t *lo, uint64_t *hi)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[256], sym[128], type;
+	unsigned long long a;
+
+	*lo = 0;
+	*hi = ~0ull;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %127s", &a, &type, sym) != 3)
+			continue;
+		if (!*lo && !strcmp(sym, name))
+			*lo = a;
+		else if (*lo && a > *lo && a < *hi)
+			*hi = a;
+	}
+	fclose(f);
+	/* Without the whole table we cannot tell where it ends. */
+	if (!*lo || *hi == ~0ull) {
+		*lo = *hi = 0;
+		return -1;
+	}
+	return 0;
+}
+
 int proc_sync_kernel(uint64_t id, record_fn fn, void *ctx)
 {
 	static const char name[] = "[kernel.kallsyms]_text";

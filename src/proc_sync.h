@@ -32,6 +32,13 @@ int proc_sync_all(uint64_t id, record_fn fn, void *ctx);
 /* MMAP of [kernel.kallsyms]_text (needs /proc/kallsyms addresses). */
 int proc_sync_kernel(uint64_t id, record_fn fn, void *ctx);
 
+/*
+ * [LO, HI) of kernel function NAME from /proc/kallsyms (HI: the next symbol).
+ * Symbols after LO in the file count too: the file is not sorted across
+ * modules.  Returns -1 when hidden (kptr_restrict) or absent.
+ */
+int proc_kallsyms_range(const char *name, uint64_t *lo, uint64_t *hi);
+
 /* The process a thread belongs to (Tgid of /proc/TID/status), 0 if gone. */
 uint32_t proc_tgid(uint32_t tid);
 
