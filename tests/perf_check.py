@@ -113,8 +113,7 @@ def cmd_compare(a):
 def cmd_summary(a):
     out, err = perf_script(a.file, a.symfs)
     s = summarize(parse(out), a.pid)
-    s['top_funcs'] = sorted(s['by_func'].items(), key=lambda kv: -kv[1])[:15]
-    del s['by_func']
+    s['top_funcs'] = sorted(s['by_func'].items(), key=lambda kv: -kv[1])
     s['kernel_funcs'] = sorted(s['kernel_funcs'])[:30]
     print(json.dumps(s, indent=1, default=dict))
 

@@ -28,7 +28,7 @@ else
 	fail "$T-cmd-runs" "exit $rc: $(tail -n 2 "$WORK/cmd.err" | tr '\n' ' ')"
 fi
 check "$T-cmd-times-within-10pct" $CHECK compare "$WORK/cmd.data" "$WORK/cmd.out" \
-	--kernel-func do_nanosleep --kernel-func pipe_read
+	--kernel-func do_nanosleep --kernel-func vfs_read
 check "$T-cmd-perf-report-clean" $CHECK report "$WORK/cmd.data"
 mode=$(stat -c %a "$WORK/cmd.data")
 [ "$mode" = 600 ] && pass "$T-output-mode-0600" || fail "$T-output-mode-0600" "mode $mode"
