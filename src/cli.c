@@ -69,7 +69,7 @@ void cli_usage(FILE *out)
 "      --state S|D|SD        sleep states to record: S interruptible, D uninterruptible (default SD)\n"
 "  -u, --user-threads-only   ignore kernel threads (default)\n"
 "      --include-kernel-threads  record kernel threads too\n"
-"      --max-stack N         deepest stack recorded, frames (default 127)\n"
+"      --max-stack N         deepest stack recorded, frames (default 64, at most 127)\n"
 "      --call-graph WHAT     kernel,user (default), user or kernel\n"
 "      --btf FILE            BTF for kernels without /sys/kernel/btf/vmlinux\n"
 "      --variant ATTACH,STORE  force a program variant: tp_btf,task | tp_btf,hash | raw_tp,hash\n"
@@ -202,7 +202,7 @@ static void defaults(struct offcpu_opts *o, int argc, char **argv)
 	o->max_block_ns = UINT64_MAX;
 	o->state_mask = 3;
 	o->user_only = true;
-	o->max_stack = 127;
+	o->max_stack = 64;
 	o->ustack = o->kstack = true;
 	o->argc = argc;
 	o->argv = argv;

@@ -16,7 +16,7 @@
 #include "offcpu.h"
 
 /* Map sizes, chosen to keep locked memory under 4 MiB by default. */
-#define STACK_ENTRIES	2048
+#define STACK_ENTRIES	4096
 #define SUMS_ENTRIES	4096
 #define TID_ENTRIES	8192
 #define RINGBUF_BYTES	(256 * 1024)
