@@ -119,8 +119,10 @@ test: all workloads
 qemu-test:
 	qemu-tests/run.sh $(CELLS)
 
+# The main job: profile this machine for 10 s, then show the top off-CPU stacks.
 demo: all
-	tests/demo.sh
+	$(B)/offcpu -d 10 -o perf.data
+	$(B)/offcpu report -i perf.data -n 10
 
 btf:
 	btf/generate.sh

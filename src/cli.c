@@ -337,12 +337,17 @@ int cli_parse(struct offcpu_opts *o, int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+o:d:ap:t:C:uvh", long_opts, NULL)) != -1) {
 		if (c == '?' || c == ':') {
-			const char *what = argv[optind - 1];
+			const char *what = optind - 1 < argc ? argv[optind - 1] : NULL;
+			char buf[3] = { '-', (char)optopt, 0 };
 
-			if (c == ':' || (optopt && strchr("odptC", optopt)))
-				fprintf(stderr, "offcpu: option '%s' needs a value\n", what);
+			/* Name the option as typed; a short one may be bundled. */
+			if (optopt && optopt < 256 && !(what && !strncmp(what, "--", 2)))
+				what = buf;
+			if (c == ':' || (optopt && strchr("odptC", optopt)) ||
+			    (!optopt && optind > argc))
+				fprintf(stderr, "offcpu: option '%s' needs a value\n", what ? what : "?");
 			else
-				fprintf(stderr, "offcpu: unknown option '%s' (try --help)\n", what);
+				fprintf(stderr, "offcpu: unknown option '%s' (try --help)\n", what ? what : "?");
 			return -1;
 		}
 		if (parse_one(o, c, optarg))

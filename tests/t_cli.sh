@@ -17,7 +17,7 @@ expect_error() {
 	(cd "$WORK/cwd" && "$OFFCPU" "$@") >"$WORK/out" 2>"$WORK/err" </dev/null
 	rc=$?
 	lines=$(grep -c . "$WORK/err")
-	if [ $rc -ne 0 ] && [ "$lines" -eq 1 ] && grep -qE "$pat" "$WORK/err"; then
+	if [ $rc -ne 0 ] && [ "$lines" -eq 1 ] && grep -qE -- "$pat" "$WORK/err"; then
 		pass "cli-error-$name"
 	else
 		fail "cli-error-$name" "exit $rc, $lines lines: $(head -c 200 "$WORK/err" | tr '\n' ' ')"
