@@ -63,7 +63,7 @@ help:
 setup:
 	toolchain/deps.sh
 	toolchain/build.sh host
-	toolchain/build.sh $(TARGET)
+	@for t in $(BOARDS); do toolchain/build.sh $$t || exit 1; done
 
 toolchain: $(TC)/.done $(HOSTTC)/.done
 $(TC)/.done $(HOSTTC)/.done:
@@ -113,7 +113,8 @@ build/asan/offcpu: $(SRCS) $(HDRS) $(B)/embed.o $(HOSTTC)/.done
 		-fno-omit-frame-pointer $(SRCS) $(B)/embed.o -L$(HOSTTC)/lib $(LDLIBS) -o $@
 
 # --- tests ---
-test: all workloads
+test:
+	@for t in $(BOARDS); do $(MAKE) --no-print-directory -s TARGET=$$t all workloads || exit 1; done
 	tests/run.sh
 
 qemu-test:
