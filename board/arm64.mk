@@ -11,6 +11,6 @@ QEMU_SYSTEM   := qemu-system-aarch64
 # pauth-impdef: plain -cpu max spends half its time emulating QARMA pointer auth.
 QEMU_MACHINE  := -M virt -cpu max,pauth-impdef=on
 QEMU_CONSOLE  := ttyAMA0
-KERNEL_FLAVOUR:= arm64
+KERNEL_FLAVOUR := arm64
 WORKLOAD_CFLAGS := -fno-optimize-sibling-calls -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 KERNEL_SUITES := bullseye bookworm trixie sid

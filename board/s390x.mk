@@ -11,7 +11,7 @@ QEMU_USER     := qemu-s390x-static
 QEMU_SYSTEM   := qemu-system-s390x
 QEMU_MACHINE  := -M s390-ccw-virtio -cpu max
 QEMU_CONSOLE  := ttysclp0
-KERNEL_FLAVOUR:= s390x
+KERNEL_FLAVOUR := s390x
 WORKLOAD_CFLAGS := -fno-optimize-sibling-calls -fno-omit-frame-pointer -mbackchain
 # bullseye has no s390x any more.
 KERNEL_SUITES := bookworm trixie sid

@@ -10,6 +10,6 @@ QEMU_USER     := qemu-x86_64-static
 QEMU_SYSTEM   := qemu-system-x86_64
 QEMU_MACHINE  := -M q35 -cpu max
 QEMU_CONSOLE  := ttyS0
-KERNEL_FLAVOUR:= amd64
+KERNEL_FLAVOUR := amd64
 WORKLOAD_CFLAGS := -fno-optimize-sibling-calls -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 KERNEL_SUITES := bullseye bookworm trixie sid

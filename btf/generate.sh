@@ -23,7 +23,7 @@ grep -v '^#' "$HERE/kernels.txt" | while read -r board suite flavour; do
 		(cd "$DL" && "$APT" download -q "$pkg/$suite" >&2)
 		deb=$(ls "$DL"/"${pkg}"_*.deb | head -1)
 	fi
-	vmlinux=$(dpkg-deb -c "$deb" | awk '{ print $6 }' | grep -m1 '/boot/vmlinux-')
+	vmlinux=$(dpkg-deb -c "$deb" | awk '!f && $6 ~ /\/boot\/vmlinux-/ { print $6; f = 1 }')
 	release=${vmlinux##*/vmlinux-}
 	if [ ! -s "$DL/vmlinux-$release" ]; then
 		dpkg-deb --fsys-tarfile "$deb" | tar -x -O "$vmlinux" > "$DL/vmlinux-$release.tmp"

@@ -32,10 +32,11 @@ SOURCES=$APTDIR/etc/sources.list
 		echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $URI $s main"
 	done
 } > "$SOURCES.new"
-mv "$SOURCES.new" "$SOURCES"
+# Rewrite only on change: a newer sources.list invalidates apt's caches.
+if cmp -s "$SOURCES.new" "$SOURCES"; then rm "$SOURCES.new"; else mv "$SOURCES.new" "$SOURCES"; fi
 
 CONF=$APTDIR/etc/apt.conf
-cat > "$CONF" <<CONF
+cat > "$CONF.new" <<CONF
 Dir::Etc::SourceList "$SOURCES";
 Dir::Etc::SourceParts "/nonexistent";
 Dir::Etc::Preferences "$APTDIR/etc/preferences";
@@ -45,6 +46,8 @@ Dir::State::Lists "$APTDIR/lists";
 Dir::State::status "$APTDIR/status";
 Dir::Cache "$APTDIR";
 Dir::Cache::Archives "$APTDIR/archives";
+Dir::Cache::pkgcache "$APTDIR/pkgcache.bin";
+Dir::Cache::srcpkgcache "$APTDIR/srcpkgcache.bin";
 APT::Architecture "amd64";
 APT::Architectures { "amd64"; "arm64"; "s390x"; };
 Acquire::Languages "none";
@@ -53,8 +56,13 @@ Acquire::Retries "3";
 APT::Get::AllowUnauthenticated "false";
 APT::Sandbox::User "root";
 CONF
-touch "$APTDIR/status" "$APTDIR/etc/preferences"
+if cmp -s "$CONF.new" "$CONF"; then rm "$CONF.new"; else mv "$CONF.new" "$CONF"; fi
+[ -e "$APTDIR/status" ] || touch "$APTDIR/status"
+[ -e "$APTDIR/etc/preferences" ] || touch "$APTDIR/etc/preferences"
 export APT_CONFIG=$CONF
+# Command-line options win over the system's apt.conf.d, which may disable
+# the package caches (docker-clean): without them each query takes seconds.
+CACHE_OPTS=(-o "Dir::Cache::pkgcache=$APTDIR/pkgcache.bin" -o "Dir::Cache::srcpkgcache=$APTDIR/srcpkgcache.bin")
 
 update() {
 	apt-get -q -o Debug::NoLocking=1 update >&2
@@ -71,6 +79,6 @@ if [ ! -e "$APTDIR/updated" ] || [ -n "$(find "$APTDIR/updated" -mmin +1440)" ];
 fi
 if [ "${1:-}" = "--cache" ]; then
 	shift
-	exec apt-cache "$@"
+	exec apt-cache "${CACHE_OPTS[@]}" "$@"
 fi
-exec apt-get -q -o Debug::NoLocking=1 "$@"
+exec apt-get -q -o Debug::NoLocking=1 "${CACHE_OPTS[@]}" "$@"
