@@ -337,13 +337,24 @@ static int selftest(void)
 				stdout) < 0;
 }
 
+/* Probe, then load the chosen variant (without attaching) to prove it. */
 static int probe_cmd(const struct offcpu_opts *o)
 {
+	struct loader ld = { 0 };
 	struct probe p;
+	uint64_t t0;
 	int err = probe_kernel(&p, o->btf_path, o->variant);
 
-	if (!err)
+	if (!err) {
 		probe_print(&p, stdout);
+		fflush(stdout);
+		t0 = now_ns(CLOCK_MONOTONIC);
+		err = loader_load(&ld, o, &p);
+		if (!err)
+			printf("load: ok (%.1f ms, %.2f MiB locked)\n",
+			       (now_ns(CLOCK_MONOTONIC) - t0) / 1e6, ld.memlock / 1048576.0);
+		loader_close(&ld);
+	}
 	probe_cleanup(&p);
 	return err ? 1 : 0;
 }
