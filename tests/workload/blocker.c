@@ -49,6 +49,29 @@ static uint64_t now_ns(void)
 }
 
 /*
+ * s390x walks user stacks by back chain, which only code built with
+ * -mbackchain keeps; libc is not, so the chain would end in its syscall
+ * wrappers.  There the blocking system calls are made from our own code.
+ */
+#if defined(__s390x__)
+NOINLINE static long sys4(long nr, long a, long b, long c, long d)
+{
+	register long r1 __asm__("r1") = nr;
+	register long r2 __asm__("r2") = a;
+	register long r3 __asm__("r3") = b;
+	register long r4 __asm__("r4") = c;
+	register long r5 __asm__("r5") = d;
+
+	__asm__ __volatile__("svc 0" : "+d"(r2) : "d"(r1), "d"(r3), "d"(r4), "d"(r5)
+			     : "memory", "cc");
+	return r2;
+}
+#define SYS(nr, a, b, c, d) sys4(nr, (long)(a), (long)(b), (long)(c), (long)(d))
+#else
+#define SYS(nr, a, b, c, d) syscall(nr, a, b, c, d)
+#endif
+
+/*
  * Frame-pointer unwinding loses the caller of a leaf that keeps no frame
  * (libc's syscall wrappers): the blocking calls go through these noinline
  * helpers so that the blocker_* functions themselves stay on the stack.
@@ -57,7 +80,7 @@ NOINLINE static void sleep_ns(uint64_t ns)
 {
 	struct timespec ts = { ns / 1000000000ull, ns % 1000000000ull };
 
-	while (nanosleep(&ts, &ts))
+	while (SYS(SYS_nanosleep, &ts, &ts, 0, 0))
 		;
 }
 
@@ -76,12 +99,12 @@ NOINLINE void blocker_nanosleep(struct path_stat *st)
 
 NOINLINE static ssize_t read_byte(int fd, char *c)
 {
-	return read(fd, c, 1);
+	return SYS(SYS_read, fd, c, 1, 0);
 }
 
 NOINLINE static void futex_wait(int *f, int val)
 {
-	syscall(SYS_futex, f, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+	SYS(SYS_futex, f, FUTEX_WAIT_PRIVATE, val, NULL);
 }
 
 NOINLINE static void lock_mutex(int *m)
