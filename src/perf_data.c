@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -436,4 +438,346 @@ void pd_abort(struct pd_writer *w)
 	close(w->fd);
 	unlink(w->tmp);
 	free_writer(w);
+}
+
+/* ---- reader ---- */
+
+#define PD_ERR(...) (snprintf(err, errlen, __VA_ARGS__), -1)
+
+static uint64_t rd64(const struct pd_file *f, const void *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return f->needs_swap ? __builtin_bswap64(v) : v;
+}
+
+static uint32_t rd32(const struct pd_file *f, const void *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return f->needs_swap ? __builtin_bswap32(v) : v;
+}
+
+static bool in_file(const struct pd_file *f, uint64_t off, uint64_t len)
+{
+	return off <= f->size && len <= f->size - off;
+}
+
+/* perf_event_attr fields we use, swapped like perf's attr swap. */
+static void read_attr(const struct pd_file *f, const uint8_t *p, uint32_t size,
+		      struct perf_event_attr *a)
+{
+	uint64_t flags;
+
+	memset(a, 0, sizeof(*a));
+	memcpy(a, p, size < sizeof(*a) ? size : sizeof(*a));
+	if (!f->needs_swap)
+		return;
+	a->type = rd32(f, p);
+	a->size = rd32(f, p + 4);
+	a->config = rd64(f, p + 8);
+	a->sample_period = rd64(f, p + 16);
+	a->sample_type = rd64(f, p + 24);
+	a->read_format = rd64(f, p + 32);
+	/* The flag bitfield is a u64 in the writer's order: swap it whole. */
+	flags = rd64(f, p + 40);
+	memcpy((uint8_t *)a + 40, &flags, 8);
+}
+
+static int read_attrs(struct pd_file *f, uint64_t attr_size, uint64_t off,
+		      uint64_t size, char *err, size_t errlen)
+{
+	uint64_t n;
+
+	if (attr_size < 64 + 16 || attr_size > 4096 || size % attr_size || !in_file(f, off, size))
+		return PD_ERR("bad attribute section");
+	n = size / attr_size;
+	if (!n || n > 256)
+		return PD_ERR("bad number of events (%llu)", (unsigned long long)n);
+	f->events = calloc(n, sizeof(*f->events));
+	if (!f->events)
+		return PD_ERR("out of memory");
+	f->nr_events = n;
+	for (uint64_t i = 0; i < n; i++) {
+		const uint8_t *p = f->map + off + i * attr_size;
+		struct pd_event *e = &f->events[i];
+		uint64_t ids_off = rd64(f, p + attr_size - 16), ids_size = rd64(f, p + attr_size - 8);
+
+		read_attr(f, p, attr_size - 16, &e->attr);
+		if (ids_size % 8 || !in_file(f, ids_off, ids_size) || ids_size > (1u << 20))
+			return PD_ERR("bad id section of event %llu", (unsigned long long)i);
+		e->nr_ids = ids_size / 8;
+		e->ids = calloc(e->nr_ids + 1, 8);
+		if (!e->ids)
+			return PD_ERR("out of memory");
+		for (size_t j = 0; j < e->nr_ids; j++)
+			e->ids[j] = rd64(f, f->map + ids_off + j * 8);
+	}
+	return 0;
+}
+
+/* HOSTNAME etc.: u32 length, then the string. */
+static char *read_string(const struct pd_file *f, uint64_t off, uint64_t size)
+{
+	uint32_t len;
+
+	if (size < 4 || !in_file(f, off, size))
+		return NULL;
+	len = rd32(f, f->map + off);
+	if (len > size - 4)
+		return NULL;
+	return strndup((const char *)f->map + off + 4, len);
+}
+
+static void read_features(struct pd_file *f)
+{
+	uint64_t off = f->data_offset + f->data_size;
+	int n = 0;
+
+	for (int bit = 0; bit < MAX_FEAT; bit++) {
+		uint64_t so, ss;
+
+		if (!(f->features[bit / 64] & (1ull << (bit % 64))))
+			continue;
+		if (!in_file(f, off + n * 16ull, 16))
+			return;
+		so = rd64(f, f->map + off + n * 16);
+		ss = rd64(f, f->map + off + n * 16 + 8);
+		n++;
+		if (bit == PD_FEAT_HOSTNAME)
+			f->hostname = read_string(f, so, ss);
+		else if (bit == PD_FEAT_OSRELEASE)
+			f->osrelease = read_string(f, so, ss);
+		else if (bit == PD_FEAT_ARCH)
+			f->arch = read_string(f, so, ss);
+		else if (bit == PD_FEAT_VERSION)
+			f->version = read_string(f, so, ss);
+	}
+}
+
+int pd_read_mem(struct pd_file *f, const void *buf, size_t len, char *err, size_t errlen)
+{
+	const uint8_t *p = buf;
+	uint64_t magic;
+
+	memset(f, 0, sizeof(*f));
+	f->map = buf;
+	f->size = len;
+	if (len < sizeof(struct pd_file_header))
+		return PD_ERR("not a perf.data file (too short)");
+	memcpy(&magic, p, 8);
+	if (magic == __builtin_bswap64(PERF_MAGIC2))
+		f->needs_swap = 1;
+	else if (magic != PERF_MAGIC2)
+		return PD_ERR("not a perf.data file (bad magic)");
+	if (rd64(f, p + 8) != sizeof(struct pd_file_header))
+		return PD_ERR("unsupported perf.data header size (pipe mode?)");
+	f->data_offset = rd64(f, p + 40);
+	f->data_size = rd64(f, p + 48);
+	if (!in_file(f, f->data_offset, f->data_size))
+		return PD_ERR("truncated data section");
+	for (int i = 0; i < 4; i++)
+		f->features[i] = rd64(f, p + 72 + 8 * i);
+	if (read_attrs(f, rd64(f, p + 16), rd64(f, p + 24), rd64(f, p + 32), err, errlen))
+		return -1;
+	read_features(f);
+	return 0;
+}
+
+int pd_read_file(struct pd_file *f, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	void *map;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+
+	memset(f, 0, sizeof(*f));
+	if (fd < 0)
+		return PD_ERR("%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return PD_ERR("%s: not a regular file", path);
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		return PD_ERR("%s: empty file", path);
+	}
+	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return PD_ERR("%s: %s", path, strerror(errno));
+	r = pd_read_mem(f, map, st.st_size, err, errlen);
+	f->owns_map = 1;
+	f->map = map;
+	f->size = st.st_size;
+	return r;
+}
+
+void pd_file_free(struct pd_file *f)
+{
+	for (size_t i = 0; i < f->nr_events; i++) {
+		free(f->events[i].name);
+		free(f->events[i].ids);
+	}
+	free(f->events);
+	free(f->hostname);
+	free(f->osrelease);
+	free(f->arch);
+	free(f->version);
+	if (f->owns_map && f->map)
+		munmap((void *)f->map, f->size);
+	memset(f, 0, sizeof(*f));
+}
+
+static void swap_u64(uint8_t *p, bool pair)
+{
+	uint64_t v;
+	uint32_t a, b;
+
+	memcpy(&v, p, 8);
+	v = __builtin_bswap64(v);
+	memcpy(p, &v, 8);
+	if (!pair)
+		return;
+	/* Two u32 swapped as one u64 come out in reverse order. */
+	memcpy(&a, p, 4);
+	memcpy(&b, p + 4, 4);
+	memcpy(p, &b, 4);
+	memcpy(p + 4, &a, 4);
+}
+
+/*
+ * Swap the numeric head of the records the reader interprets; names stay
+ * as they are.  Samples are swapped as u64 words and unpacked in
+ * pd_parse_sample.  PAIRS: bitmask of words holding two u32.
+ */
+static void swap_record(struct perf_event_header *h)
+{
+	uint8_t *p = (uint8_t *)(h + 1);
+	size_t words = (h->size - sizeof(*h)) / 8, n = 0;
+	unsigned pairs = 0;
+
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		n = words;
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		n = words < 3 ? words : 3;
+		pairs = 0x3;
+		break;
+	case PERF_RECORD_COMM:
+		n = 1;
+		pairs = 0x1;
+		break;
+	case PERF_RECORD_MMAP:
+		n = 4;
+		pairs = 0x1;
+		break;
+	case PERF_RECORD_MMAP2:
+		n = 8;
+		pairs = 0x91;
+		break;
+	}
+	for (size_t i = 0; i < n && i < words; i++)
+		swap_u64(p + i * 8, pairs & (1u << i));
+}
+
+int pd_next_record(const struct pd_file *f, uint64_t *pos,
+		   const struct perf_event_header **rec, void *scratch,
+		   char *err, size_t errlen)
+{
+	struct perf_event_header h;
+	const uint8_t *p;
+
+	if (*pos >= f->data_size)
+		return 0;
+	if (f->data_size - *pos < sizeof(h))
+		return PD_ERR("truncated record at offset %llu",
+			      (unsigned long long)(f->data_offset + *pos));
+	p = f->map + f->data_offset + *pos;
+	memcpy(&h, p, sizeof(h));
+	if (f->needs_swap) {
+		h.type = __builtin_bswap32(h.type);
+		h.misc = __builtin_bswap16(h.misc);
+		h.size = __builtin_bswap16(h.size);
+	}
+	if (h.size < sizeof(h) || h.size > f->data_size - *pos)
+		return PD_ERR("bad record size %u at offset %llu", h.size,
+			      (unsigned long long)(f->data_offset + *pos));
+	/* Always copy: records in the file need not be 8-byte aligned. */
+	memcpy(scratch, p, h.size);
+	memcpy(scratch, &h, sizeof(h));
+	if (f->needs_swap)
+		swap_record(scratch);
+	*rec = scratch;
+	*pos += h.size;
+	return 1;
+}
+
+const struct pd_event *pd_event_by_id(const struct pd_file *f, uint64_t id)
+{
+	for (size_t i = 0; i < f->nr_events; i++)
+		for (size_t j = 0; j < f->events[i].nr_ids; j++)
+			if (f->events[i].ids[j] == id)
+				return &f->events[i];
+	return f->nr_events == 1 ? &f->events[0] : NULL;
+}
+
+/* Fields in perf's order for the sample_type bits we support. */
+int pd_parse_sample(const struct pd_file *f, const struct perf_event_header *rec,
+		    struct pd_sample *s)
+{
+	const uint64_t *p = (const uint64_t *)(rec + 1);
+	size_t n = (rec->size - sizeof(*rec)) / 8, i = 0;
+	const struct pd_event *e;
+	uint64_t type;
+
+	memset(s, 0, sizeof(*s));
+	if (rec->type != PERF_RECORD_SAMPLE || n < 1)
+		return -1;
+	s->id = p[0];
+	e = pd_event_by_id(f, s->id);
+	if (!e)
+		return -1;
+	type = e->attr.sample_type;
+	if (!(type & PERF_SAMPLE_IDENTIFIER))
+		return -1;
+	i = 1;
+#define TAKE(x) do { if (i >= n) return -1; (x) = p[i++]; } while (0)
+	if (type & PERF_SAMPLE_IP)
+		TAKE(s->ip);
+	if (type & PERF_SAMPLE_TID) {
+		if (i >= n)
+			return -1;
+		/* Swapped as a u64: the pid is in the low half on both orders. */
+		s->pid = f->needs_swap ? (uint32_t)(p[i] >> 32) : (uint32_t)p[i];
+		s->tid = f->needs_swap ? (uint32_t)p[i] : (uint32_t)(p[i] >> 32);
+		i++;
+	}
+	if (type & PERF_SAMPLE_TIME)
+		TAKE(s->time);
+	if (type & PERF_SAMPLE_ADDR)
+		i++;
+	if (type & PERF_SAMPLE_ID)
+		i++;
+	if (type & PERF_SAMPLE_STREAM_ID)
+		i++;
+	if (type & PERF_SAMPLE_CPU) {
+		if (i >= n)
+			return -1;
+		s->cpu = f->needs_swap ? (uint32_t)(p[i] >> 32) : (uint32_t)p[i];
+		i++;
+	}
+	if (type & PERF_SAMPLE_PERIOD)
+		TAKE(s->period);
+	if (type & PERF_SAMPLE_CALLCHAIN) {
+		TAKE(s->nr);
+		if (s->nr > n - i)
+			return -1;
+		s->ips = p + i;
+	}
+#undef TAKE
+	return 0;
 }
