@@ -725,6 +725,21 @@ const struct pd_event *pd_event_by_id(const struct pd_file *f, uint64_t id)
 	return f->nr_events == 1 ? &f->events[0] : NULL;
 }
 
+/*
+ * Two u32 in one sample word.  A swapped file's word was byte-reversed as a
+ * whole, which also exchanged the two halves.
+ */
+static void u32_pair(const struct pd_file *f, const uint64_t *w, uint32_t *first,
+		     uint32_t *second)
+{
+	uint32_t a, b;
+
+	memcpy(&a, w, 4);
+	memcpy(&b, (const uint8_t *)w + 4, 4);
+	*first = f->needs_swap ? b : a;
+	*second = f->needs_swap ? a : b;
+}
+
 /* Fields in perf's order for the sample_type bits we support. */
 int pd_parse_sample(const struct pd_file *f, const struct perf_event_header *rec,
 		    struct pd_sample *s)
@@ -751,10 +766,7 @@ int pd_parse_sample(const struct pd_file *f, const struct perf_event_header *rec
 	if (type & PERF_SAMPLE_TID) {
 		if (i >= n)
 			return -1;
-		/* Swapped as a u64: the pid is in the low half on both orders. */
-		s->pid = f->needs_swap ? (uint32_t)(p[i] >> 32) : (uint32_t)p[i];
-		s->tid = f->needs_swap ? (uint32_t)p[i] : (uint32_t)(p[i] >> 32);
-		i++;
+		u32_pair(f, &p[i++], &s->pid, &s->tid);
 	}
 	if (type & PERF_SAMPLE_TIME)
 		TAKE(s->time);
@@ -765,10 +777,11 @@ int pd_parse_sample(const struct pd_file *f, const struct perf_event_header *rec
 	if (type & PERF_SAMPLE_STREAM_ID)
 		i++;
 	if (type & PERF_SAMPLE_CPU) {
+		uint32_t res;
+
 		if (i >= n)
 			return -1;
-		s->cpu = f->needs_swap ? (uint32_t)(p[i] >> 32) : (uint32_t)p[i];
-		i++;
+		u32_pair(f, &p[i++], &s->cpu, &res);
 	}
 	if (type & PERF_SAMPLE_PERIOD)
 		TAKE(s->period);

@@ -356,6 +356,9 @@ static void load_kallsyms(struct symbolizer *s, const char *path)
 			continue;
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
+		/* Section markers share an address with a real function. */
+		if (strstr(name, "_text_start") || strstr(name, "_text_end"))
+			continue;
 		if (add_sym(&s->ksyms, &s->nr_ksyms, &cap, a, 0, name))
 			break;
 	}

@@ -110,6 +110,31 @@ def cmd_compare(a):
         sys.exit('; '.join(bad))
 
 
+# Threads of the blocker workload that do nothing but one kind of blocking.
+THREAD_OF = {'blocker_nanosleep': 'bl-sleep', 'blocker_pipe_read': 'bl-piperd',
+             'blocker_long_sleep': 'bl-long'}
+
+
+def cmd_threads(a):
+    """Where the kernel cannot walk user stacks: per-thread totals."""
+    out, err = perf_script(a.file, a.symfs)
+    s = summarize(parse(out), a.pid)
+    bad = []
+    for line in open(a.workload):
+        p = line.split()
+        if len(p) != 4 or p[0] != 'path' or p[1] not in THREAD_OF:
+            continue
+        comm, want = THREAD_OF[p[1]], int(p[2])
+        got = s['by_comm'].get(comm, 0)
+        ok = want > 0 and abs(got - want) <= a.tol * want
+        print(f'{comm} ({p[1]}): workload {want / 1e6:.1f} ms, perf {got / 1e6:.1f} ms'
+              f' ({"ok" if ok else "MISMATCH"})')
+        if not ok:
+            bad.append(f'{comm} {got / 1e6:.1f} ms vs {want / 1e6:.1f} ms')
+    if bad:
+        sys.exit('; '.join(bad))
+
+
 def cmd_summary(a):
     out, err = perf_script(a.file, a.symfs)
     s = summarize(parse(out), a.pid)
@@ -141,6 +166,13 @@ def main():
     c.add_argument('--symfs')
     c.add_argument('--kernel-func', action='append')
     c.set_defaults(fn=cmd_compare)
+    t = sub.add_parser('threads')
+    t.add_argument('file')
+    t.add_argument('workload')
+    t.add_argument('--tol', type=float, default=0.10)
+    t.add_argument('--pid', type=int)
+    t.add_argument('--symfs')
+    t.set_defaults(fn=cmd_threads)
     s = sub.add_parser('summary')
     s.add_argument('file')
     s.add_argument('--pid', type=int)
