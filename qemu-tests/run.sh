@@ -84,7 +84,8 @@ check_cell() {
 	if python3 "$ROOT/tests/perf_check.py" compare "$dir/perf.data" "$dir/workload.out" \
 		--symfs "$OUT/$board/root" >"$dir/check.out" 2>&1; then
 		NOTE="user+kernel stacks, times within 10 %"
-	elif section "$log" record | grep -q 'user stacks not recorded'; then
+	elif section "$log" record > "$dir/record.txt" &&
+	     grep -q 'user stacks not recorded' "$dir/record.txt"; then
 		# The kernel cannot walk user stacks here (bpf_get_stackid fails):
 		# check what it can do, the time per blocking thread.
 		if ! python3 "$ROOT/tests/perf_check.py" threads "$dir/perf.data" \
@@ -97,9 +98,10 @@ check_cell() {
 		REASON="perf check: $(tail -n 1 "$dir/check.out")"
 		return 1
 	fi
+	section "$log" report > "$dir/report.txt"
 	if [ "$(section_rc "$log" report)" != 0 ] ||
-	   ! section "$log" report | grep -qE "bl-sleep|blocker_nanosleep"; then
-		REASON="on-device report: $(section "$log" report | tail -n 1)"
+	   ! grep -qE "bl-sleep|blocker_nanosleep" "$dir/report.txt"; then
+		REASON="on-device report: $(tail -n 1 "$dir/report.txt")"
 		return 1
 	fi
 	return 0

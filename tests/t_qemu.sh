@@ -1,0 +1,26 @@
+#!/bin/bash
+# The QEMU kernel matrix (qemu-tests/run.sh): one check per cell, plus the
+# big-endian s390x recording read on this little-endian host by offcpu report.
+source "$(dirname "$0")/lib.sh"
+
+if ! command -v qemu-system-x86_64 >/dev/null; then
+	skip qemu "QEMU is not installed (make setup)"
+	exit 0
+fi
+"$ROOT/qemu-tests/run.sh" ${QEMU_CELLS:-} >"$WORK/matrix.log" 2>&1
+cat "$WORK/matrix.log"
+while read -r verdict rest; do
+	cell=${rest%%[: ]*}
+	case $verdict in
+	PASS) pass "qemu-$cell" ;;
+	FAIL) fail "qemu-$cell" "${rest#*: }" ;;
+	SKIP) skip "qemu-$cell" "${rest#*: }" ;;
+	esac
+done < <(grep -E '^(PASS|FAIL|SKIP) ' "$WORK/matrix.log")
+
+be=$ROOT/build/qemu/s390x/trixie/perf.data
+if [ -s "$be" ]; then
+	"$OFFCPU" report -i "$be" --symfs "$ROOT/build/qemu/s390x/root" --folded >"$WORK/be" 2>&1
+	grep -q 'blocker_nanosleep' "$WORK/be" && pass qemu-report-reads-big-endian \
+		|| fail qemu-report-reads-big-endian "$(head -c 200 "$WORK/be")"
+fi
