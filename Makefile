@@ -113,8 +113,15 @@ build/asan/offcpu: $(SRCS) $(HDRS) $(B)/embed.o $(HOSTTC)/.done
 		-fno-omit-frame-pointer $(SRCS) $(B)/embed.o -L$(HOSTTC)/lib $(LDLIBS) -o $@
 
 # --- tests ---
+UNIT_SRCS := tests/unit/test_units.c src/perf_data.c src/btf_archive.c src/cli.c
+unit: build/unit/test_units
+build/unit/test_units: $(UNIT_SRCS) $(HDRS)
+	@mkdir -p $(@D)
+	gcc $(HOST_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all $(UNIT_SRCS) -lz -o $@
+
 test:
 	@for t in $(BOARDS); do $(MAKE) --no-print-directory -s TARGET=$$t all workloads || exit 1; done
+	@$(MAKE) --no-print-directory -s asan unit
 	tests/run.sh
 
 qemu-test:

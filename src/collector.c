@@ -225,7 +225,8 @@ static int flush(struct collector *c, uint64_t cutoff)
 {
 	size_t i;
 
-	qsort(c->q, c->nq, sizeof(*c->q), qrec_cmp);
+	if (c->nq)
+		qsort(c->q, c->nq, sizeof(*c->q), qrec_cmp);
 	for (i = 0; i < c->nq && c->q[i].time <= cutoff; i++) {
 		if (!c->err && pd_write(c->w, c->q[i].rec))
 			c->err = -1;

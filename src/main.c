@@ -179,6 +179,10 @@ static int check_output(const char *path)
 		fprintf(stderr, "offcpu: cannot write %s: is a directory\n", path);
 		return -1;
 	}
+	if (!lstat(path, &st) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+		fprintf(stderr, "offcpu: cannot write %s: not a regular file\n", path);
+		return -1;
+	}
 	return 0;
 }
 

@@ -134,8 +134,13 @@ struct pd_writer *pd_open(const char *path)
 	struct stat st;
 	int e;
 
-	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+	if (!lstat(path, &st) && S_ISDIR(st.st_mode)) {
 		errno = EISDIR;
+		return NULL;
+	}
+	/* A device or fifo would be replaced by the final rename. */
+	if (!lstat(path, &st) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+		errno = EINVAL;
 		return NULL;
 	}
 	w = calloc(1, sizeof(*w));

@@ -341,7 +341,8 @@ static void sort_aggs(struct report *r)
 	for (size_t i = 0; i < r->cap; i++)
 		if (r->v[i].key)
 			r->v[n++] = r->v[i];
-	qsort(r->v, n, sizeof(*r->v), r->o.by_count ? cmp_count : cmp_total);
+	if (n)
+		qsort(r->v, n, sizeof(*r->v), r->o.by_count ? cmp_count : cmp_total);
 	r->cap = n;
 }
 

@@ -174,7 +174,8 @@ static void load_dso(struct symbolizer *s, struct dso *d)
 		}
 		if (!d->nr_syms && dyn)
 			read_symtab(elf, dyn, &dynsh, d, &cap);
-		qsort(d->syms, d->nr_syms, sizeof(*d->syms), sym_cmp);
+		if (d->nr_syms)
+			qsort(d->syms, d->nr_syms, sizeof(*d->syms), sym_cmp);
 	}
 	elf_end(elf);
 	close(fd);
@@ -363,7 +364,8 @@ static void load_kallsyms(struct symbolizer *s, const char *path)
 			break;
 	}
 	fclose(f);
-	qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), sym_cmp);
+	if (s->nr_ksyms)
+		qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), sym_cmp);
 }
 
 struct symbolizer *sym_new(const char *symfs, const char *kallsyms)
