@@ -41,7 +41,7 @@ BPF_SRCS:= $(wildcard bpf/*.bpf.c)
 BPF_OBJ := $(BPFB)/offcpu.bpf.o
 BTF_ARCHIVE := build/gen/$(TARGET)/btf_archive.bin
 
-.PHONY: workloads all help setup toolchain host asan all-targets test unit fuzz bench btf \
+.PHONY: FORCE workloads all help setup toolchain host asan all-targets test unit fuzz bench btf \
 	qemu-test demo clean distclean
 
 all: $(B)/offcpu
@@ -77,8 +77,15 @@ $(BPFB) $(B) build/gen/$(TARGET):
 	mkdir -p $@
 
 # --- embedded minimal BTF archive (btf/) ---
-$(BTF_ARCHIVE): $(wildcard btf/$(DEB_ARCH)/*.btf btf/*.sh btf/*.py) $(BPF_OBJ) | build/gen/$(TARGET)
-	btf/archive.sh $(TARGET) $(BPF_OBJ) $@ $(BTF_VMLINUX)
+# A vendor kernel (BTF_VMLINUX=path) is remembered so changing it rebuilds.
+BTF_STAMP := build/gen/$(TARGET)/btf_vmlinux
+$(BTF_STAMP): FORCE | build/gen/$(TARGET)
+	@echo "$(abspath $(BTF_VMLINUX)) $(BTF_RELEASE)" | cmp -s - $@ || \
+		echo "$(abspath $(BTF_VMLINUX)) $(BTF_RELEASE)" > $@
+FORCE:
+
+$(BTF_ARCHIVE): $(wildcard btf/*/*.btf btf/*.sh btf/*.py) btf/manifest.tsv $(BPF_OBJ) $(BTF_STAMP) $(BTF_VMLINUX) | build/gen/$(TARGET)
+	BTF_RELEASE=$(BTF_RELEASE) btf/archive.sh $(TARGET) $(BPF_OBJ) $@ $(BTF_VMLINUX)
 
 # --- the tool ---
 $(B)/embed.o: src/embed.S $(BPF_OBJ) $(BTF_ARCHIVE) | $(B)
