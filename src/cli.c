@@ -24,6 +24,7 @@ enum {
 	OPT_SELFTEST,
 };
 
+
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "duration", required_argument, NULL, 'd' },
@@ -45,6 +46,8 @@ static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "selftest", no_argument, NULL, OPT_SELFTEST },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "on-cpu", required_argument, NULL, 'F' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -71,6 +74,7 @@ void cli_usage(FILE *out)
 "      --include-kernel-threads  record kernel threads too\n"
 "      --max-stack N         deepest stack recorded, frames (default 64, at most 127)\n"
 "      --call-graph WHAT     kernel,user (default), user or kernel\n"
+"  -F, --freq, --on-cpu HZ   also sample on-CPU stacks HZ times a second (cpu-clock event)\n"
 "      --btf FILE            BTF for kernels without /sys/kernel/btf/vmlinux\n"
 "      --variant ATTACH,STORE  force a program variant: tp_btf,task | tp_btf,hash | raw_tp,hash\n"
 "  -v, --verbose             print what was chosen and why, and map memory\n"
@@ -263,6 +267,13 @@ static int parse_one(struct offcpu_opts *o, int c, const char *arg)
 		return 0;
 	case OPT_CALL_GRAPH:
 		return parse_call_graph(o, arg);
+	case 'F':
+		if (parse_u64("--freq", arg, 100000, &v))
+			return -1;
+		if (!v)
+			return bad("--freq", arg, "must be at least 1");
+		o->freq = v;
+		return 0;
 	case OPT_BTF:
 		o->btf_path = arg;
 		return 0;
@@ -335,7 +346,7 @@ int cli_parse(struct offcpu_opts *o, int argc, char **argv)
 	}
 	optind = first;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:d:ap:t:C:uvh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:d:ap:t:C:uvhF:", long_opts, NULL)) != -1) {
 		if (c == '?' || c == ':') {
 			const char *what = optind - 1 < argc ? argv[optind - 1] : NULL;
 			char buf[3] = { '-', (char)optopt, 0 };
@@ -343,7 +354,7 @@ int cli_parse(struct offcpu_opts *o, int argc, char **argv)
 			/* Name the option as typed; a short one may be bundled. */
 			if (optopt && optopt < 256 && !(what && !strncmp(what, "--", 2)))
 				what = buf;
-			if (c == ':' || (optopt && strchr("odptC", optopt)) ||
+			if (c == ':' || (optopt && strchr("odptCF", optopt)) ||
 			    (!optopt && optind > argc))
 				fprintf(stderr, "offcpu: option '%s' needs a value\n", what ? what : "?");
 			else

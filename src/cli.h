@@ -33,6 +33,7 @@ struct offcpu_opts {
 	uint32_t state_mask;
 	bool user_only;
 	uint32_t max_stack;
+	uint32_t freq;		/* -F: on-CPU samples per second, 0: off */
 	bool ustack, kstack;
 	int verbose;
 	const char *btf_path;

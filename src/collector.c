@@ -62,6 +62,8 @@ struct collector {
 	int *fds;
 	void **rings;
 	uint64_t *dummy_ids;
+	int *clock_fds;		/* -F: cpu-clock events, output into the dummy rings */
+	uint64_t *clock_ids;
 	size_t ring_bytes;
 	struct ring_buffer *rb;
 	struct qrec *q;
@@ -397,6 +399,10 @@ static int drain_sums(struct collector *c)
 
 static uint64_t rec_time(const struct perf_event_header *h)
 {
+	/* cpu-clock samples: IDENTIFIER, IP, TID, TIME. */
+	if (h->type == PERF_RECORD_SAMPLE)
+		return h->size >= sizeof(*h) + 32 ? ((const uint64_t *)(h + 1))[3] : 0;
+
 	const uint8_t *id = (const uint8_t *)h + h->size - SAMPLE_ID_SIZE;
 	uint64_t t;
 
@@ -418,6 +424,8 @@ static bool keep(struct collector *c, const struct perf_event_header *h)
 		if (u32_set_has(&c->pids, u[1]) && u32_set_add(&c->pids, u[0]))
 			c->err = -1;
 		return u32_set_has(&c->pids, u[0]);
+	case PERF_RECORD_SAMPLE:
+		return h->size >= sizeof(*h) + 24 && u32_set_has(&c->pids, u[4]);
 	case PERF_RECORD_EXIT:
 	case PERF_RECORD_COMM:
 	case PERF_RECORD_MMAP:
@@ -490,6 +498,50 @@ static void offcpu_attr(struct perf_event_attr *a, const struct offcpu_opts *o)
 	a->exclude_kernel = !o->kstack;
 	a->exclude_user = !o->ustack;
 	a->sample_max_stack = o->max_stack;
+}
+
+static void clock_attr(struct perf_event_attr *a, const struct offcpu_opts *o)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CPU_CLOCK;
+	a->freq = 1;
+	a->sample_freq = o->freq;
+	a->sample_type = SAMPLE_TYPE;
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->exclude_callchain_kernel = !o->kstack;
+	a->exclude_callchain_user = !o->ustack;
+	a->exclude_idle = 1;
+	a->sample_max_stack = o->max_stack;
+}
+
+/* -F: on-CPU samples, written into each CPU's dummy ring (SET_OUTPUT). */
+static int open_clocks(struct collector *c)
+{
+	struct perf_event_attr a;
+
+	clock_attr(&a, c->o);
+	for (int cpu = 0; cpu < c->ncpus; cpu++) {
+		int fd;
+
+		c->clock_fds[cpu] = -1;
+		if (c->fds[cpu] < 0)
+			continue;
+		fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0 || ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->fds[cpu]) ||
+		    ioctl(fd, PERF_EVENT_IOC_ID, &c->clock_ids[cpu])) {
+			fprintf(stderr, "offcpu: cannot sample on-CPU (cpu-clock) on CPU %d: %s\n",
+				cpu, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		c->clock_fds[cpu] = fd;
+	}
+	return 0;
 }
 
 static int open_dummies(struct collector *c)
@@ -567,18 +619,23 @@ struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 	c->fds = calloc(c->ncpus, sizeof(int));
 	c->rings = calloc(c->ncpus, sizeof(void *));
 	c->dummy_ids = calloc(c->ncpus, sizeof(uint64_t));
+	c->clock_fds = calloc(c->ncpus, sizeof(int));
+	c->clock_ids = calloc(c->ncpus, sizeof(uint64_t));
 	c->nr_stacks = bpf_map__max_entries(bpf_object__find_map_by_name(ld->obj, "stacks"));
 	c->stacks = calloc(c->nr_stacks, sizeof(*c->stacks));
 	c->stack_buf = calloc(ld->max_stack, sizeof(uint64_t));
 	c->scratch = malloc(65536);
 	c->last_drain = now_ns();
-	if (!c->fds || !c->rings || !c->dummy_ids || !c->stacks || !c->stack_buf || !c->scratch)
+	if (!c->fds || !c->rings || !c->dummy_ids || !c->stacks || !c->stack_buf || !c->scratch ||
+	    !c->clock_fds || !c->clock_ids)
 		goto nomem;
 	c->filter = nr_pids > 0;
 	for (size_t i = 0; i < nr_pids; i++)
 		if (u32_set_add(&c->pids, pids[i]))
 			goto nomem;
-	if (open_dummies(c))
+	for (int i = 0; i < c->ncpus; i++)
+		c->clock_fds[i] = -1;
+	if (open_dummies(c) || (o->freq && open_clocks(c)))
 		goto fail;
 	c->rb = ring_buffer__new(ld->events_fd, on_event, c, NULL);
 	if (!c->rb) {
@@ -690,6 +747,14 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 			c->dummy_ids[n++] = c->dummy_ids[i];
 	dummy_attr(&a);
 	pd_add_event(c->w, "dummy:u", &a, c->dummy_ids, n);
+	if (c->o->freq) {
+		n = 0;
+		for (int i = 0; i < c->ncpus; i++)
+			if (c->clock_fds[i] >= 0)
+				c->clock_ids[n++] = c->clock_ids[i];
+		clock_attr(&a, c->o);
+		pd_add_event(c->w, "cpu-clock", &a, c->clock_ids, n);
+	}
 	add_build_ids(c);
 	c->st.bytes = pd_data_size(c->w);
 	*st = c->st;
@@ -701,6 +766,9 @@ void collector_free(struct collector *c)
 	if (!c)
 		return;
 	ring_buffer__free(c->rb);
+	for (int i = 0; c->clock_fds && i < c->ncpus; i++)
+		if (c->clock_fds[i] >= 0)
+			close(c->clock_fds[i]);
 	for (int i = 0; c->fds && i < c->ncpus; i++) {
 		if (c->rings && c->rings[i])
 			munmap(c->rings[i], c->ring_bytes);
@@ -722,5 +790,7 @@ void collector_free(struct collector *c)
 	free(c->fds);
 	free(c->rings);
 	free(c->dummy_ids);
+	free(c->clock_fds);
+	free(c->clock_ids);
 	free(c);
 }

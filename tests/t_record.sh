@@ -112,3 +112,13 @@ if [ -s "$WORK/cmd.data.old" ] && perf report -i "$WORK/cmd.data.old" --stdio >/
 else
 	fail "$T-keeps-old" "cmd.data.old missing or unreadable"
 fi
+
+# -F: on-CPU samples (cpu-clock) beside offcpu-time in the same file.
+"$OFFCPU" -F 199 -o "$WORK/f.data" -- sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done' 2>/dev/null
+perf report -i "$WORK/f.data" --stdio >"$WORK/f.rep" 2>"$WORK/f.err"
+n=$(sed -n "s/^# Samples: \([0-9]*\) *of event 'cpu-clock'.*/\1/p" "$WORK/f.rep")
+if [ "${n:-0}" -ge 10 ] && grep -q "of event 'offcpu-time'" "$WORK/f.rep" && [ ! -s "$WORK/f.err" ]; then
+	pass "$T-on-cpu-samples"
+else
+	fail "$T-on-cpu-samples" "cpu-clock samples: ${n:-none}; $(head -c 200 "$WORK/f.err")"
+fi
