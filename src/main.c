@@ -315,7 +315,7 @@ static int record(struct offcpu_opts *o)
 	if (pd_close(s.w))
 		err = -1;
 	s.w = NULL;
-	if (!err || st.bytes)
+	if (!err)
 		print_summary(o, &st);
 	if (stop_signal && o->verbose)
 		fprintf(stderr, "offcpu: stopped by signal %d\n", (int)stop_signal);

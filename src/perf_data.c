@@ -47,10 +47,13 @@ struct pd_writer {
 	char *path, *tmp;
 	int fd;
 	int err;		/* first errno of a failed write */
+	int salvaged;		/* the error after which the file was cut short */
 	uint8_t buf[BUF_SIZE];
 	size_t fill;
 	uint64_t off;		/* file offset of buf[0] */
 	uint64_t data_size;
+	uint64_t rec_end;	/* file offset after the last record appended */
+	uint64_t safe_end;	/* ... after the last record known to be on disk */
 	struct pd_event *events;
 	size_t nr_events;
 	struct blob feat[MAX_FEAT];
@@ -108,6 +111,8 @@ static int flush_buf(struct pd_writer *w)
 	}
 	w->off += w->fill;
 	w->fill = 0;
+	if (!w->err && w->rec_end <= w->off)
+		w->safe_end = w->rec_end;
 	return w->err ? -1 : 0;
 }
 
@@ -154,7 +159,7 @@ struct pd_writer *pd_open(const char *path)
 	if (w->fd < 0)
 		goto fail;
 	/* The header is rewritten at the end; the data starts after it. */
-	w->off = sizeof(struct pd_file_header);
+	w->off = w->rec_end = w->safe_end = sizeof(struct pd_file_header);
 	return w;
 fail:
 	e = errno;
@@ -197,14 +202,16 @@ int pd_write(struct pd_writer *w, const struct perf_event_header *rec)
 	if (put(w, rec, rec->size))
 		return -1;
 	w->data_size += rec->size;
+	w->rec_end = w->off + w->fill;
 	return 0;
 }
 
+/* Rounds also flush: what is on disk stays usable if the disk fills up. */
 int pd_finish_round(struct pd_writer *w)
 {
 	struct perf_event_header h = { PD_RECORD_FINISHED_ROUND, 0, sizeof(h) };
 
-	return pd_write(w, &h);
+	return pd_write(w, &h) || flush_buf(w) ? -1 : 0;
 }
 
 int pd_set_string(struct pd_writer *w, enum pd_feature f, const char *s)
@@ -388,16 +395,44 @@ static void free_writer(struct pd_writer *w)
 	free(w);
 }
 
-static int finish(struct pd_writer *w)
+/*
+ * After a write error (disk full), keep the records known to be on disk:
+ * cut the file after the last whole one, which frees the space the tail
+ * took, and try once more to write the rest of a valid file there.
+ */
+static int salvage(struct pd_writer *w)
+{
+	if (ftruncate(w->fd, w->safe_end))
+		return -1;
+	w->salvaged = w->err;
+	w->err = 0;
+	w->fill = 0;
+	w->off = w->safe_end;
+	w->data_size = w->safe_end - sizeof(struct pd_file_header);
+	return 0;
+}
+
+static int write_meta(struct pd_writer *w)
 {
 	struct pd_section attrs;
+
+	/* perf looks for the feature index right after the data section. */
+	return write_event_desc(w) || write_features(w) || write_attrs(w, &attrs) ||
+	       write_header(w, &attrs) ? -1 : 0;
+}
+
+static int finish(struct pd_writer *w)
+{
 	char *old;
 	int e;
 
-	/* perf looks for the feature index right after the data section. */
-	if (flush_buf(w) || write_event_desc(w) || write_features(w) ||
-	    write_attrs(w, &attrs) || write_header(w, &attrs))
-		return -1;
+	if (flush_buf(w) || write_meta(w)) {
+		e = w->err;
+		if (salvage(w) || write_meta(w)) {
+			w->err = w->err ? w->err : e;
+			return -1;
+		}
+	}
 	if (fsync(w->fd)) {
 		w->err = errno;
 		return -1;
@@ -428,6 +463,11 @@ int pd_close(struct pd_writer *w)
 	if (err) {
 		fprintf(stderr, "offcpu: %s: %s\n", w->path, strerror(e ? e : EIO));
 		unlink(w->tmp);
+	} else if (w->salvaged) {
+		fprintf(stderr, "offcpu: %s: %s: kept the first %.3f MB of data\n", w->path,
+			strerror(w->salvaged), w->data_size / 1048576.0);
+		e = w->salvaged;
+		err = -1;
 	}
 	close(w->fd);
 	free_writer(w);

@@ -122,3 +122,21 @@ if [ "${n:-0}" -ge 10 ] && grep -q "of event 'offcpu-time'" "$WORK/f.rep" && [ !
 else
 	fail "$T-on-cpu-samples" "cpu-clock samples: ${n:-none}; $(head -c 200 "$WORK/f.err")"
 fi
+
+# Disk full: a clear error naming the file and the cause, a non-zero exit, and
+# what reached the disk kept as a valid file.
+mkdir -p "$WORK/full"
+if mount -t tmpfs -o size=64k tmpfs "$WORK/full" 2>/dev/null; then
+	"$OFFCPU" -d 3 --off-cpu-thresh 0 -o "$WORK/full/p.data" 2>"$WORK/full.err"
+	rc=$?
+	if [ $rc -ne 0 ] && grep -q "offcpu: $WORK/full/p.data: No space left on device" "$WORK/full.err" &&
+	   perf report -i "$WORK/full/p.data" --stdio >/dev/null 2>"$WORK/full.rep" &&
+	   ! ls "$WORK"/full/*.tmp.* >/dev/null 2>&1; then
+		pass "$T-disk-full-keeps-valid-file"
+	else
+		fail "$T-disk-full-keeps-valid-file" "exit $rc: $(head -c 200 "$WORK/full.err") $(head -c 100 "$WORK/full.rep")"
+	fi
+	umount "$WORK/full"
+else
+	skip "$T-disk-full-keeps-valid-file" "cannot mount a small tmpfs"
+fi
