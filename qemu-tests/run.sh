@@ -122,7 +122,7 @@ run_cell() {	# BOARD SUITE
 	local secs=$(( $(date +%s) - start )) verdict=PASS retried=""
 	# A guest that hangs during boot under TCG (seen once in ~50 boots) gets
 	# one more try; the cell says so.
-	if ! tr -d '\r' < "$dir/console.log" | grep -q '^@@DONE'; then
+	if ! grep -q '^@@DONE' <(tr -d '\r' < "$dir/console.log"); then
 		cp "$dir/console.log" "$dir/console.hung.log"
 		boot "$board" "$kernel" "$dir/console.log"
 		secs=$(( $(date +%s) - start ))
