@@ -625,8 +625,10 @@ int pd_read_mem(struct pd_file *f, const void *buf, size_t len, char *err, size_
 		return PD_ERR("truncated data section");
 	for (int i = 0; i < 4; i++)
 		f->features[i] = rd64(f, p + 72 + 8 * i);
-	if (read_attrs(f, rd64(f, p + 16), rd64(f, p + 24), rd64(f, p + 32), err, errlen))
+	if (read_attrs(f, rd64(f, p + 16), rd64(f, p + 24), rd64(f, p + 32), err, errlen)) {
+		pd_file_free(f);	/* the caller has nothing to free on error */
 		return -1;
+	}
 	read_features(f);
 	return 0;
 }
@@ -653,10 +655,12 @@ int pd_read_file(struct pd_file *f, const char *path, char *err, size_t errlen)
 	if (map == MAP_FAILED)
 		return PD_ERR("%s: %s", path, strerror(errno));
 	r = pd_read_mem(f, map, st.st_size, err, errlen);
+	if (r) {
+		munmap(map, st.st_size);
+		return r;
+	}
 	f->owns_map = 1;
-	f->map = map;
-	f->size = st.st_size;
-	return r;
+	return 0;
 }
 
 void pd_file_free(struct pd_file *f)

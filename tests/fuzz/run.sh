@@ -1,0 +1,35 @@
+#!/bin/bash
+# `make fuzz`: every libFuzzer harness for FUZZ_SECONDS (default 60) each,
+# from the committed seeds; a crash fails and its input is kept in
+# tests/fuzz/crashes/ (add it to the seeds once fixed, as a regression test).
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(dirname "$(dirname "$HERE")")
+CACHE=${OFFCPU_CACHE:-$HOME/.cache/offcpu}
+OUT=$ROOT/build/fuzz
+SECS=${FUZZ_SECONDS:-60}
+CFLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -I$ROOT/src -I$ROOT/bpf"
+mkdir -p "$OUT" "$HERE/crashes"
+status=0
+for name in perf_data btf_archive elf; do
+	case $name in
+	perf_data) srcs=("$ROOT/src/perf_data.c") libs=() ;;
+	btf_archive) srcs=("$ROOT/src/btf_archive.c") libs=(-lz) ;;
+	elf) srcs=("$ROOT/src/symbolize.c") libs=(-lelf -lz) ;;
+	esac
+	if ! clang $CFLAGS "$HERE/fuzz_$name.c" "${srcs[@]}" "${libs[@]}" -o "$OUT/fuzz_$name"; then
+		echo "fuzz: cannot build fuzz_$name" >&2
+		status=1
+		continue
+	fi
+	mkdir -p "$OUT/corpus-$name"
+	if "$OUT/fuzz_$name" -max_total_time="$SECS" -max_len=65536 \
+		-artifact_prefix="$HERE/crashes/$name-" "$OUT/corpus-$name" \
+		"$HERE/corpus/$name" >"$OUT/$name.log" 2>&1; then
+		echo "fuzz_$name: $(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$OUT/$name.log") runs in ${SECS}s, no finding"
+	else
+		echo "fuzz_$name: FINDING, see $OUT/$name.log and tests/fuzz/crashes/"
+		status=1
+	fi
+done
+exit $status
