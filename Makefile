@@ -42,7 +42,7 @@ BPF_OBJ := $(BPFB)/offcpu.bpf.o
 BTF_ARCHIVE := build/gen/$(TARGET)/btf_archive.bin
 
 .PHONY: FORCE workloads all help setup toolchain host asan all-targets test unit fuzz bench btf \
-	qemu-test demo clean distclean
+	qemu-test demo stress clean distclean
 
 all: $(B)/offcpu
 
@@ -57,7 +57,8 @@ help:
 	@echo "make qemu-test [CELLS=arm64-6.12,...]   the QEMU kernel matrix alone"
 	@echo "make btf                regenerate the embedded minimal BTF (btf/)"
 	@echo "make bench              overhead benchmarks (prints a table)"
-	@echo "make fuzz               run the fuzz harnesses"
+	@echo "make fuzz               run each fuzz harness for 60 s (FUZZ_SECONDS)"
+	@echo "make stress             fork storm and overload for 60 s each"
 	@echo "Options: TARGET=$(TARGET) CACHE=$(CACHE) BTF_VMLINUX=path/to/vmlinux"
 
 setup:
@@ -147,6 +148,10 @@ bench: all
 
 fuzz:
 	tests/fuzz/run.sh
+
+# The stress checks of make test at full length.
+stress: all
+	STRESS_SECONDS=60 tests/run.sh stress
 
 clean:
 	rm -rf build
