@@ -6,9 +6,16 @@
 
 #include <bpf/libbpf.h>
 
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
 int main(int argc, char **argv)
 {
 	struct bpf_object *obj;
+
+	signal(SIGINT, on_signal);	/* pause() returns; exit cleanly */
 
 	if (argc != 2)
 		return 2;

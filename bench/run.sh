@@ -32,6 +32,7 @@ ms() { date +%s%N | awk '{ printf "%d", $1 / 1000000 }'; }
 # start NAME: run the profiler in the background; sets PID and STARTUP (ms).
 start() {
 	local t0 i
+	rm -f "$OUT/$1.err"	# no stale "recording" line
 	t0=$(ms)
 	case $1 in
 	empty) "$OUT/empty_loader" "$OUT/empty.bpf.o" 2>"$OUT/$1.err" & PID=$! ;;
@@ -53,8 +54,15 @@ start() {
 
 prog_fd_count() { grep -ls '^prog_type' /proc/"$1"/fdinfo/* 2>/dev/null | grep -q .; }
 
+# Background jobs of a script ignore SIGINT unless they set a handler.
 stop() {
+	local i
 	kill -INT "$PID" 2>/dev/null
+	for i in $(seq 1 50); do
+		kill -0 "$PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -TERM "$PID" 2>/dev/null
 	wait "$PID" 2>/dev/null
 }
 
@@ -79,7 +87,7 @@ rss() { awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' /proc/"$1"/status; }
 load_time() {	# messaging|pipe -> seconds
 	case $1 in
 	messaging) perf bench sched messaging -g 10 -l 300 2>/dev/null ;;
-	pipe) perf bench sched pipe -l 200000 2>/dev/null ;;
+	pipe) perf bench sched pipe -l 20000 2>/dev/null ;;
 	esac | awk '/Total time/ { print $3 }'
 }
 

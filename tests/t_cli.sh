@@ -55,3 +55,32 @@ if [ "$(id -u)" = 0 ]; then
 else
 	skip cli-runtime-errors "needs root"
 fi
+
+# Not root and without CAP_BPF/CAP_PERFMON: one line saying so.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$OFFCPU" -d 1 -o /tmp/offcpu-nobody.data >"$WORK/out" 2>"$WORK/err"
+	rc=$?
+	if [ $rc -ne 0 ] && [ "$(grep -c . "$WORK/err")" -eq 1 ] &&
+	   grep -q "run as root or with CAP_BPF and CAP_PERFMON" "$WORK/err"; then
+		pass cli-error-not-root
+	else
+		fail cli-error-not-root "exit $rc: $(head -c 200 "$WORK/err")"
+	fi
+fi
+
+# kill -9: no half-written file under the output name; an old one survives.
+if [ "$(id -u)" = 0 ]; then
+	mkdir -p "$WORK/k9"
+	echo old >"$WORK/k9/perf.data"
+	"$OFFCPU" -o "$WORK/k9/perf.data" >/dev/null 2>&1 &
+	op=$!
+	sleep 1.5
+	kill -9 $op
+	wait $op 2>/dev/null
+	if grep -qx old "$WORK/k9/perf.data"; then
+		pass cli-kill-9-keeps-output
+	else
+		fail cli-kill-9-keeps-output "perf.data was replaced or damaged"
+	fi
+fi
