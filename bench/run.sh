@@ -27,7 +27,7 @@ build_floor() {
 		-L"$CACHE/toolchain/host/lib" -lbpf -lelf -lz -o "$OUT/empty_loader"
 }
 
-ms() { date +%s%N | awk '{ printf "%d", $1 / 1000000 }'; }
+ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 # start NAME: run the profiler in the background; sets PID and STARTUP (ms).
 start() {

@@ -465,36 +465,35 @@ static void read_ring(struct collector *c, int cpu)
 	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 }
 
-static void dummy_attr(struct perf_event_attr *a)
+/* Every event of the file: software, sample ids, CLOCK_MONOTONIC like BPF. */
+static void sw_attr(struct perf_event_attr *a, uint64_t config, uint64_t sample_type)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
 	a->type = PERF_TYPE_SOFTWARE;
-	a->config = PERF_COUNT_SW_DUMMY;
-	a->sample_type = DUMMY_SAMPLE_TYPE;
+	a->config = config;
+	a->sample_type = sample_type;
 	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+}
+
+static void dummy_attr(struct perf_event_attr *a)
+{
+	sw_attr(a, PERF_COUNT_SW_DUMMY, DUMMY_SAMPLE_TYPE);
 	a->comm = 1;
 	a->comm_exec = 1;
 	a->mmap = 1;
 	a->mmap2 = 1;
 	a->task = 1;
-	a->use_clockid = 1;
-	a->clockid = CLOCK_MONOTONIC;
 	a->exclude_kernel = 1;
 	a->exclude_hv = 1;
 }
 
 static void offcpu_attr(struct perf_event_attr *a, const struct offcpu_opts *o)
 {
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = PERF_TYPE_SOFTWARE;
-	a->config = PERF_COUNT_SW_BPF_OUTPUT;
+	sw_attr(a, PERF_COUNT_SW_BPF_OUTPUT, SAMPLE_TYPE);
 	a->sample_period = 1;
-	a->sample_type = SAMPLE_TYPE;
-	a->sample_id_all = 1;
-	a->use_clockid = 1;
-	a->clockid = CLOCK_MONOTONIC;
 	a->exclude_kernel = !o->kstack;
 	a->exclude_user = !o->ustack;
 	a->sample_max_stack = o->max_stack;
@@ -502,16 +501,9 @@ static void offcpu_attr(struct perf_event_attr *a, const struct offcpu_opts *o)
 
 static void clock_attr(struct perf_event_attr *a, const struct offcpu_opts *o)
 {
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = PERF_TYPE_SOFTWARE;
-	a->config = PERF_COUNT_SW_CPU_CLOCK;
+	sw_attr(a, PERF_COUNT_SW_CPU_CLOCK, SAMPLE_TYPE);
 	a->freq = 1;
 	a->sample_freq = o->freq;
-	a->sample_type = SAMPLE_TYPE;
-	a->sample_id_all = 1;
-	a->use_clockid = 1;
-	a->clockid = CLOCK_MONOTONIC;
 	a->exclude_callchain_kernel = !o->kstack;
 	a->exclude_callchain_user = !o->ustack;
 	a->exclude_idle = 1;
