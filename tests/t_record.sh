@@ -92,17 +92,32 @@ fi
 check "$T-exited-process-named" $CHECK compare "$WORK/d.data" "$WORK/d.out" --pid $bp
 check "$T-system-perf-report-clean" $CHECK report "$WORK/d.data"
 
-# Ctrl-C (SIGINT) ends a recording early with a complete file.
-"$OFFCPU" -o "$WORK/int.data" 2>"$WORK/int.err" &
+# Ctrl-C (SIGINT), SIGTERM and SIGHUP end a recording early with a complete file.
+for sig in INT TERM HUP; do
+	"$OFFCPU" -o "$WORK/$sig.data" 2>"$WORK/$sig.err" &
+	op=$!
+	sleep 1.5
+	kill -$sig $op
+	wait $op
+	rc=$?
+	if [ $rc -eq 0 ] && perf report -i "$WORK/$sig.data" --stdio >/dev/null 2>&1; then
+		pass "$T-sig$sig"
+	else
+		fail "$T-sig$sig" "exit $rc: $(tail -n 1 "$WORK/$sig.err")"
+	fi
+done
+
+# The profiled command killed: the recording ends with a complete file.
+"$OFFCPU" -o "$WORK/killed.data" -- "$BLOCKER" -t 30 >/dev/null 2>"$WORK/killed.err" &
 op=$!
 sleep 1.5
-kill -INT $op
+pkill -KILL -P $op
 wait $op
 rc=$?
-if [ $rc -eq 0 ] && perf report -i "$WORK/int.data" --stdio >/dev/null 2>&1; then
-	pass "$T-sigint"
+if perf report -i "$WORK/killed.data" --stdio 2>/dev/null | grep -q "offcpu-time"; then
+	pass "$T-command-killed"
 else
-	fail "$T-sigint" "exit $rc: $(tail -n 1 "$WORK/int.err")"
+	fail "$T-command-killed" "exit $rc: $(tail -n 1 "$WORK/killed.err")"
 fi
 
 # An existing output is kept as .old, as perf does.
@@ -114,7 +129,7 @@ else
 fi
 
 # -F: on-CPU samples (cpu-clock) beside offcpu-time in the same file.
-"$OFFCPU" -F 199 -o "$WORK/f.data" -- sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done' 2>/dev/null
+"$OFFCPU" -F 199 -o "$WORK/f.data" -- sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; sleep 0.3' 2>/dev/null
 perf report -i "$WORK/f.data" --stdio >"$WORK/f.rep" 2>"$WORK/f.err"
 n=$(sed -n "s/^# Samples: \([0-9]*\) *of event 'cpu-clock'.*/\1/p" "$WORK/f.rep")
 if [ "${n:-0}" -ge 10 ] && grep -q "of event 'offcpu-time'" "$WORK/f.rep" && [ ! -s "$WORK/f.err" ]; then
