@@ -5,7 +5,9 @@
 # this file holds no target-specific logic.
 
 TARGET  ?= x86_64
-CACHE   ?= $(HOME)/.cache/offcpu
+CACHE   ?= $(or $(OFFCPU_CACHE),$(HOME)/.cache/offcpu)
+# The scripts (toolchain/, btf/, qemu-tests/) read the cache from here.
+export OFFCPU_CACHE := $(CACHE)
 BOARDS  := $(patsubst board/%.mk,%,$(wildcard board/*.mk))
 JOBS    ?= $(shell nproc)
 
@@ -67,7 +69,7 @@ setup:
 	@for t in $(BOARDS); do toolchain/build.sh $$t || exit 1; done
 
 toolchain: $(TC)/.done $(HOSTTC)/.done
-$(TC)/.done $(HOSTTC)/.done:
+$(TC)/.done $(HOSTTC)/.done: toolchain/build.sh toolchain/versions.mk
 	toolchain/build.sh $(patsubst $(CACHE)/toolchain/%/.done,%,$@)
 
 # --- BPF object, compiled per board (endianness and __TARGET_ARCH differ) ---

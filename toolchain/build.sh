@@ -1,7 +1,8 @@
 #!/bin/bash
-# Builds, per target, what the static offcpu links against:
+# Builds, per target, what offcpu links against:
 #   host:            libbpf.a (glibc, system gcc) + its headers, for the BPF
-#                    compile and the development/sanitizer builds
+#                    compile and the development/sanitizer builds, beside the
+#                    system's libelf.a and libz.a
 #   x86_64|arm64|s390x: a musl sysroot (Debian's musl-dev + linux-libc-dev),
 #                    a gcc specs file for it, and static libz.a, libelf.a,
 #                    libbpf.a built from Debian source packages
@@ -9,112 +10,158 @@
 # Idempotent: a finished target returns at once.  Versions: versions.mk.
 #
 #   toolchain/build.sh <host|board>
+#   toolchain/build.sh --check <host|board>   exit 0 when built and current
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 CACHE=${OFFCPU_CACHE:-$HOME/.cache/offcpu}
-TARGET=${1:?usage: build.sh <host|board>}
+CHECK=
+[ "${1:-}" = --check ] && { CHECK=1; shift; }
+TARGET=${1:?usage: build.sh [--check] <host|board>}
 OUT=$CACHE/toolchain/$TARGET
 SRC=$CACHE/src
 JOBS=${JOBS:-$(nproc)}
 APT=$HERE/apt.sh
-
-[ -e "$OUT/.done" ] && exit 0
 
 ver() { awk -v k="$1" '$1 == k { print $3 }' "$HERE/versions.mk"; }
 ZLIB_VERSION=$(ver ZLIB_VERSION)
 ELFUTILS_VERSION=$(ver ELFUTILS_VERSION)
 LIBBPF_VERSION=$(ver LIBBPF_VERSION)
 MUSL_VERSION=$(ver MUSL_VERSION)
-
+board_var() { awk -v k="$1" '$1 == k { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$ROOT/board/$TARGET.mk"; }
 log() { echo "toolchain[$TARGET]: $*" >&2; }
 
-# fetch_source PKG SUITE VERSION -> prints the unpacked source directory
+if [ "$TARGET" != host ] && [ ! -e "$ROOT/board/$TARGET.mk" ]; then
+	log "no board/$TARGET.mk"
+	exit 1
+fi
+
+# The stamp holds a digest of everything the output depends on, so a changed
+# version, script or board triple rebuilds on the next run (make setup).
+stamp() {
+	{
+		cat "$HERE/build.sh" "$HERE/versions.mk"
+		[ "$TARGET" = host ] || { board_var TRIPLE; board_var DEB_ARCH; }
+	} | sha256sum | cut -d' ' -f1
+}
+# current: the stamp matches; a stamp older than its inputs (a checkout) is
+# touched so make's $(TC)/.done rule stops calling us.
+current() {
+	[ "$(cat "$OUT/.done" 2>/dev/null)" = "$STAMP" ] || return 1
+	[ -n "$CHECK" ] && return 0
+	if [ "$HERE/build.sh" -nt "$OUT/.done" ] || [ "$HERE/versions.mk" -nt "$OUT/.done" ]; then
+		touch "$OUT/.done"
+	fi
+}
+STAMP=$(stamp)
+current && exit 0
+[ -z "$CHECK" ] || exit 1
+
+# One builder per target; a second one waits, then finds the stamp.
+mkdir -p "$CACHE/toolchain" "$SRC"
+exec 9>"$OUT.lock"
+flock 9
+current && exit 0
+
+# Built in a staging directory and swapped in at the end, so a build using
+# the previous toolchain never sees a half-built one.
+STAGE=$OUT.stage
+
+# fetch_source PKG SUITE VERSION -> prints the unpacked source directory,
+# shared read-only by all targets.
 fetch_source() {
-	local pkg=$1 suite=$2 version=$3 dir=$SRC/$1-$3
-	if [ ! -d "$dir" ]; then
-		mkdir -p "$SRC/dl-$pkg"
+	local pkg=$1 suite=$2 version=$3 dir=$SRC/$1-$3 orig
+	(
+		flock 8
+		[ -d "$dir" ] && exit 0
+		rm -rf "$SRC/dl-$pkg" "$dir.tmp"
+		mkdir -p "$SRC/dl-$pkg" "$dir.tmp"
 		(cd "$SRC/dl-$pkg" && "$APT" source --download-only -q "$pkg/$suite" >&2)
-		local orig
-		orig=$(ls "$SRC/dl-$pkg/${pkg}_${version}"*.orig.tar.* | head -1)
+		orig=$(compgen -G "$SRC/dl-$pkg/${pkg}_${version}*.orig.tar.*" | head -1) || true
 		[ -n "$orig" ] || { log "no $pkg $version source in $suite"; exit 1; }
-		mkdir -p "$dir.tmp"
 		tar -xf "$orig" -C "$dir.tmp" --strip-components=1
 		mv "$dir.tmp" "$dir"
-	fi
+	) 8>"$SRC/.lock"
 	echo "$dir"
 }
 
 build_libbpf() {	# CC EXTRA_CFLAGS
-	local src obj
+	local src obj=$STAGE/build/libbpf
 	src=$(fetch_source libbpf trixie "$LIBBPF_VERSION")
-	obj=$OUT/build/libbpf
-	rm -rf "$obj"
 	mkdir -p "$obj"
+	# EXTRA_CFLAGS, not CFLAGS: libbpf's own CFLAGS carry -Werror.
 	make -s -C "$src/src" -j"$JOBS" BUILD_STATIC_ONLY=1 NO_PKG_CONFIG=1 \
-		CC="$1" EXTRA_CFLAGS="$2" OBJDIR="$obj" DESTDIR="$OUT" \
+		CC="$1" EXTRA_CFLAGS="$2" OBJDIR="$obj" DESTDIR="$STAGE" \
 		PREFIX=/ LIBDIR=/lib INCLUDEDIR=/include install >&2
-	rm -rf "$OUT/lib/pkgconfig"
+	rm -rf "$STAGE/lib/pkgconfig"
 }
 
 build_host() {
+	local a
 	log "libbpf $LIBBPF_VERSION (glibc)"
 	build_libbpf gcc "-g -O2"
+	# Debian's static libelf/libz (libelf-dev, zlib1g-dev) beside libbpf.a,
+	# so -L$(HOSTTC)/lib -lbpf -lelf -lz links the same set everywhere.
+	for a in libelf.a libz.a; do
+		a=$(gcc -print-file-name="$a")
+		[ -f "$a" ] && cp "$a" "$STAGE/lib/"
+	done
 }
 
 # --- musl targets ---
 
-board_var() { awk -v k="$1" '$1 == k { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$ROOT/board/$TARGET.mk"; }
-
+# Debian's musl-dev and linux-libc-dev of the target architecture; the
+# kernel UAPI headers go beside musl's so nothing of glibc leaks in.
 make_sysroot() {
-	local arch=$1 mtriple=$2 gtriple=$3 dl=$CACHE/debs/$arch sys=$OUT/sysroot
+	local arch=$1 mtriple=$2 gtriple=$3 dl=$CACHE/debs/$arch sys=$STAGE/sysroot d
 	mkdir -p "$dl" "$sys"
 	(cd "$dl" && "$APT" download -q "musl-dev:$arch/bookworm" "linux-libc-dev:$arch/bookworm" >&2)
-	for d in "$dl"/musl-dev_"$MUSL_VERSION"*_"$arch".deb "$dl"/linux-libc-dev_*_"$arch".deb; do
-		dpkg-deb -x "$d" "$sys"
+	for d in musl-dev_"$MUSL_VERSION"-*_"$arch".deb linux-libc-dev_*_"$arch".deb; do
+		d=$(cd "$dl" && compgen -G "$d" | sort -V | tail -1) ||
+			{ log "no $d in $dl"; exit 1; }
+		dpkg-deb -x "$dl/$d" "$sys"
 	done
-	# Kernel UAPI headers beside musl's, so nothing of glibc leaks in.
 	local inc=$sys/usr/include/$mtriple
 	cp -r "$sys/usr/include/linux" "$sys/usr/include/asm-generic" "$inc/"
 	cp -r "$sys/usr/include/$gtriple/asm" "$inc/asm"
+	# musl's own specs with the sysroot's paths; static only, no loader.
 	sed -e "s@/usr/@$sys/usr/@g" -e "s@-dynamic-linker [^ ]*@@" \
-		"$sys/usr/lib/$mtriple/musl-gcc.specs" > "$OUT/musl-gcc.specs"
+		"$sys/usr/lib/$mtriple/musl-gcc.specs" > "$STAGE/musl-gcc.specs"
 }
 
 build_zlib() {
-	local src
+	local src b=$STAGE/build/zlib
 	src=$(fetch_source zlib bookworm "$ZLIB_VERSION")
-	rm -rf "$OUT/build/zlib"
-	cp -r "$src" "$OUT/build/zlib"
-	(cd "$OUT/build/zlib" &&
+	cp -r "$src" "$b"
+	(cd "$b" &&
 		CC="$CC" CFLAGS="-Os -ffunction-sections -fdata-sections" ./configure --static \
 			--prefix=/ >&2 &&
 		make -s -j"$JOBS" libz.a >&2)
-	cp "$OUT/build/zlib/libz.a" "$OUT/lib/"
-	cp "$OUT/build/zlib/zlib.h" "$OUT/build/zlib/zconf.h" "$OUT/include/"
+	cp "$b/libz.a" "$STAGE/lib/"
+	cp "$b/zlib.h" "$b/zconf.h" "$STAGE/include/"
 }
 
-# libelf only: musl lacks argp, fts and obstack, which only the tools need.
+# libelf only: musl lacks argp, fts and obstack, which only the tools need,
+# so configure's checks for them are answered from the cache.
 build_libelf() {
-	local src b=$OUT/build/elfutils
+	local src b=$STAGE/build/elfutils
 	src=$(fetch_source elfutils bookworm "$ELFUTILS_VERSION")
-	rm -rf "$b"
 	mkdir -p "$b"
 	(cd "$b" &&
 		ac_cv_search_argp_parse="none required" ac_cv_search_fts_close="none required" \
 		ac_cv_search__obstack_free="none required" ac_cv_fts_h=yes \
 		CC="$CC" CFLAGS="-Os -ffunction-sections -fdata-sections -Wno-error" \
-		CPPFLAGS="-I$OUT/include -I$HERE/compat" LDFLAGS="-L$OUT/lib" \
+		CPPFLAGS="-I$STAGE/include" LDFLAGS="-L$STAGE/lib" \
 		"$src/configure" --host="$GNU_TRIPLE" --disable-debuginfod \
 			--disable-libdebuginfod --without-bzlib --without-lzma --without-zstd \
-			--disable-nls --disable-demangler --disable-symbol-versioning \
+			--disable-nls --disable-symbol-versioning \
 			--disable-textrelcheck >&2 &&
 		make -s -C libelf -j"$JOBS" libelf.a >&2)
-	cp "$b/libelf/libelf.a" "$OUT/lib/"
-	cp "$src/libelf/libelf.h" "$src/libelf/gelf.h" "$src/libelf/nlist.h" "$OUT/include/"
-	mkdir -p "$OUT/include/elfutils"
-	cp "$b/version.h" "$src/libelf/elf-knowledge.h" "$OUT/include/elfutils/" 2>/dev/null || true
+	cp "$b/libelf/libelf.a" "$STAGE/lib/"
+	cp "$src/libelf/libelf.h" "$src/libelf/gelf.h" "$src/libelf/nlist.h" "$STAGE/include/"
+	mkdir -p "$STAGE/include/elfutils"
+	cp "$b/version.h" "$src/libelf/elf-knowledge.h" "$STAGE/include/elfutils/"
 }
 
 build_musl_target() {
@@ -122,27 +169,33 @@ build_musl_target() {
 	GNU_TRIPLE=$(board_var TRIPLE)
 	arch=$(board_var DEB_ARCH)
 	mtriple=${GNU_TRIPLE/-gnu/-musl}
-	mkdir -p "$OUT/lib" "$OUT/include" "$OUT/build"
+	command -v "$GNU_TRIPLE-gcc-12" >/dev/null ||
+		{ log "$GNU_TRIPLE-gcc-12 missing (toolchain/deps.sh)"; exit 1; }
 	log "musl $MUSL_VERSION sysroot ($arch)"
 	make_sysroot "$arch" "$mtriple" "$GNU_TRIPLE"
-	CC="$GNU_TRIPLE-gcc-12 -specs $OUT/musl-gcc.specs"
+	CC="$GNU_TRIPLE-gcc-12 -specs $STAGE/musl-gcc.specs"
 	log "zlib $ZLIB_VERSION"
 	build_zlib
 	log "libelf $ELFUTILS_VERSION"
 	build_libelf
 	log "libbpf $LIBBPF_VERSION"
-	build_libbpf "$CC" "-Os -ffunction-sections -fdata-sections -I$OUT/include"
-	rm -rf "$OUT/build"
+	build_libbpf "$CC" "-Os -ffunction-sections -fdata-sections -I$STAGE/include"
+	# The specs file names the sysroot: point it at the final place.
+	sed -i "s@$STAGE/@$OUT/@g" "$STAGE/musl-gcc.specs"
 }
 
 start=$(date +%s)
-rm -rf "$OUT"
-mkdir -p "$OUT"
+rm -rf "$STAGE"
+mkdir -p "$STAGE/lib" "$STAGE/include" "$STAGE/build"
 if [ "$TARGET" = host ]; then
 	build_host
 else
-	[ -e "$ROOT/board/$TARGET.mk" ] || { log "no board/$TARGET.mk"; exit 1; }
 	build_musl_target
 fi
-touch "$OUT/.done"
+rm -rf "$STAGE/build"
+echo "$STAMP" > "$STAGE/.done"
+rm -rf "$OUT.old"
+[ -e "$OUT" ] && mv "$OUT" "$OUT.old"
+mv "$STAGE" "$OUT"
+rm -rf "$OUT.old"
 log "done in $(( $(date +%s) - start )) s"

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PKGS=(
-	make gcc clang llvm libelf-dev zlib1g-dev pkg-config file xz-utils cpio
+	make gcc gcc-12 clang llvm libelf-dev zlib1g-dev pkg-config file xz-utils cpio
 	dpkg-dev ca-certificates
 	gcc-12-aarch64-linux-gnu gcc-12-s390x-linux-gnu
 	binutils-aarch64-linux-gnu binutils-s390x-linux-gnu

@@ -1,0 +1,94 @@
+#!/bin/bash
+# The per-target toolchains (toolchain/build.sh): built and current, the
+# expected layout, no glibc header in a musl compile, and a tiny program
+# linked statically against libbpf, libelf and libz runs (under qemu-user)
+# and reports the versions pinned in toolchain/versions.mk.
+source "$(dirname "$0")/lib.sh"
+
+CACHE=${OFFCPU_CACHE:-${CACHE:-$HOME/.cache/offcpu}}
+export OFFCPU_CACHE=$CACHE
+board() { awk -v k="$2" '$1 == k { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$ROOT/board/$1.mk"; }
+ver() { awk -v k="$1" '$1 == k { print $3 }' "$ROOT/toolchain/versions.mk"; }
+
+cat > "$WORK/t.c" <<'C'
+#include <stdio.h>
+#include <bpf/libbpf.h>
+#include <libelf.h>
+#include <zlib.h>
+
+int main(void)
+{
+	printf("libbpf %u.%u libelf %s zlib %s\n", libbpf_major_version(),
+	       libbpf_minor_version(),
+	       elf_version(EV_CURRENT) == EV_NONE ? "bad" : "ok", zlibVersion());
+	return 0;
+}
+C
+lbv=$(ver LIBBPF_VERSION)
+want="libbpf ${lbv%.*} libelf ok zlib $(ver ZLIB_VERSION)"
+
+# has_files NAME DIR FILE...: every FILE exists under DIR.
+has_files() {
+	local name=$1 dir=$2 f missing=
+	shift 2
+	for f in "$@"; do [ -e "$dir/$f" ] || missing+=" $f"; done
+	if [ -z "$missing" ]; then pass "$name"; else fail "$name" "missing:$missing"; fi
+}
+
+# runs NAME CMD...: CMD prints the pinned versions.
+runs() {
+	local name=$1 out
+	shift
+	out=$("$@" 2>&1)
+	if [ "$out" = "$want" ]; then pass "$name"; else fail "$name" "got '$out', want '$want'"; fi
+}
+
+check_target() {	# target cc run
+	local t=$1 cc=$2 run=$3 tc=$CACHE/toolchain/$1 ldflags= f
+	if [ ! -e "$tc/.done" ]; then
+		fail "toolchain-$t" "$tc not built (make setup)"
+		return
+	fi
+	if "$ROOT/toolchain/build.sh" --check "$t"; then pass "toolchain-$t-current"
+	else fail "toolchain-$t-current" "stale against toolchain/build.sh or versions.mk (make setup)"; fi
+	has_files "toolchain-$t-layout" "$tc" lib/libbpf.a lib/libelf.a lib/libz.a \
+		include/bpf/libbpf.h include/bpf/bpf_helpers.h include/bpf/bpf_core_read.h \
+		include/bpf/bpf_tracing.h include/bpf/bpf_endian.h include/bpf/btf.h
+	if [ "$t" != host ]; then
+		has_files "toolchain-$t-musl" "$tc" musl-gcc.specs include/libelf.h \
+			include/gelf.h include/zlib.h
+		ldflags=-static
+		# Only the sysroot's and gcc's own headers: no glibc leaking in.
+		echo '#include <stdio.h>
+#include <linux/bpf.h>' | $cc -E -x c - > "$WORK/$t.i" 2>&1
+		if grep -q '^# [0-9]* "/usr/include' "$WORK/$t.i"; then
+			fail "toolchain-$t-no-glibc" "$(grep -m1 '^# [0-9]* "/usr/include' "$WORK/$t.i")"
+		elif grep -q 'musl' "$WORK/$t.i"; then pass "toolchain-$t-no-glibc"
+		else fail "toolchain-$t-no-glibc" "$(tail -n 2 "$WORK/$t.i" | tr '\n' ' ')"; fi
+	fi
+	if ! $cc -std=gnu11 -Wall -Wextra -Werror $ldflags -I"$tc/include" "$WORK/t.c" \
+		-L"$tc/lib" -lbpf -lelf -lz -o "$WORK/t-$t" > "$WORK/cc.out" 2>&1; then
+		fail "toolchain-$t-link" "$(tail -n 3 "$WORK/cc.out" | tr '\n' ' ')"
+		return
+	fi
+	pass "toolchain-$t-link"
+	if [ "$t" != host ]; then
+		f=$(file -b "$WORK/t-$t")
+		if [[ "$f" == *"$(board "$t" ELF_ENDIAN) executable, $(board "$t" ELF_MACHINE),"* &&
+		      "$f" == *"statically linked"* ]]; then pass "toolchain-$t-static"
+		else fail "toolchain-$t-static" "$f"; fi
+	fi
+	if [ -n "$run" ] && ! command -v "$run" > /dev/null; then
+		skip "toolchain-$t-run" "$run not installed (toolchain/deps.sh)"
+		return
+	fi
+	runs "toolchain-$t-run" $run "$WORK/t-$t"
+}
+
+check_target host gcc ""
+for mk in "$ROOT"/board/*.mk; do
+	b=$(basename "$mk" .mk)
+	run=$(board "$b" QEMU_USER)
+	[ "$(board "$b" UNAME_M)" = "$(uname -m)" ] && run=
+	check_target "$b" "$(board "$b" TRIPLE)-gcc-12 -specs $CACHE/toolchain/$b/musl-gcc.specs" "$run"
+done
