@@ -24,12 +24,12 @@ include toolchain/versions.mk
 
 WARN    := -Wall -Wextra -Werror
 COMMON_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION)"' \
-	-DOFFCPU_TARGET='"$(TARGET)"' -DOFFCPU_LIBS='"$(LIB_VERSIONS)"' \
+	-DOFFCPU_TARGET='"$(TARGET)"' \
 	-Isrc -Ibpf -Ibuild/gen/$(TARGET)
 
 # The static product: musl, -Os, sections collected and stripped.
 CC      := $(TRIPLE)-gcc-12 -specs $(TC)/musl-gcc.specs
-CFLAGS  := $(COMMON_CFLAGS) -Os -ffunction-sections -fdata-sections -I$(TC)/include
+CFLAGS  := $(COMMON_CFLAGS) -DOFFCPU_LIBS='"$(LIB_VERSIONS)"' -Os -ffunction-sections -fdata-sections -I$(TC)/include
 LDFLAGS := -static -Wl,--gc-sections -s -L$(TC)/lib
 LDLIBS  := -lbpf -lelf -lz
 
@@ -111,7 +111,8 @@ all-targets:
 	@for t in $(BOARDS); do printf '%-8s %8d bytes\n' $$t $$(stat -c %s build/$$t/offcpu); done
 
 # --- glibc development and sanitizer builds of the same sources ---
-HOST_CFLAGS := $(COMMON_CFLAGS) -g -O1 -I$(HOSTTC)/include
+HOST_LIBS   := glibc, Debian zlib and libelf, libbpf $(LIBBPF_VERSION)
+HOST_CFLAGS := $(COMMON_CFLAGS) -DOFFCPU_LIBS='"$(HOST_LIBS)"' -g -O1 -I$(HOSTTC)/include
 host: build/host/offcpu
 asan: build/asan/offcpu
 build/host/offcpu: $(SRCS) $(HDRS) $(B)/embed.o $(HOSTTC)/.done
