@@ -32,10 +32,14 @@ struct pd_file_header {
 	uint64_t adds_features[MAX_FEAT / 64];
 };
 
+/* perf_file_attr as written: PD_ATTR_SIZE bytes of attr, then the ids. */
 struct pd_file_attr {
-	struct perf_event_attr attr;
+	uint8_t attr[PD_ATTR_SIZE];
 	struct pd_section ids;
 };
+
+_Static_assert(sizeof(struct pd_file_header) == 104, "perf_file_header");
+_Static_assert(sizeof(struct pd_file_attr) == PD_ATTR_SIZE + 16, "perf_file_attr");
 
 /* A growable byte buffer for feature contents. */
 struct blob {
@@ -139,6 +143,10 @@ struct pd_writer *pd_open(const char *path)
 	struct stat st;
 	int e;
 
+	if (!*path) {
+		errno = ENOENT;
+		return NULL;
+	}
 	if (!lstat(path, &st) && S_ISDIR(st.st_mode)) {
 		errno = EISDIR;
 		return NULL;
@@ -154,8 +162,11 @@ struct pd_writer *pd_open(const char *path)
 	w->path = strdup(path);
 	if (!w->path || asprintf(&w->tmp, "%s.tmp.XXXXXX", path) < 0)
 		goto fail;
-	/* mkstemp: O_CREAT|O_EXCL, mode 0600, so a planted symlink is not followed. */
-	w->fd = mkstemp(w->tmp);
+	/*
+	 * O_CREAT|O_EXCL (a planted symlink is not followed), mode 0600;
+	 * O_CLOEXEC so a profiled command does not inherit it.
+	 */
+	w->fd = mkostemp(w->tmp, O_CLOEXEC);
 	if (w->fd < 0)
 		goto fail;
 	/* The header is rewritten at the end; the data starts after it. */
@@ -182,8 +193,9 @@ int pd_add_event(struct pd_writer *w, const char *name,
 	w->events = n;
 	e = &n[w->nr_events];
 	memset(e, 0, sizeof(*e));
-	e->attr = *attr;
-	e->attr.size = sizeof(*attr);
+	/* Fields past PD_ATTR_SIZE are dropped: see perf_data.h. */
+	memcpy(&e->attr, attr, PD_ATTR_SIZE);
+	e->attr.size = PD_ATTR_SIZE;
 	e->name = strdup(name);
 	e->ids = malloc((nr_ids ? nr_ids : 1) * sizeof(uint64_t));
 	if (!e->name || !e->ids) {
@@ -199,8 +211,14 @@ int pd_add_event(struct pd_writer *w, const char *name,
 
 int pd_write(struct pd_writer *w, const struct perf_event_header *rec)
 {
-	if (put(w, rec, rec->size))
+	if (rec->size < sizeof(*rec)) {
+		errno = EINVAL;
 		return -1;
+	}
+	if (put(w, rec, rec->size)) {
+		errno = w->err;
+		return -1;
+	}
 	w->data_size += rec->size;
 	w->rec_end = w->off + w->fill;
 	return 0;
@@ -211,7 +229,13 @@ int pd_finish_round(struct pd_writer *w)
 {
 	struct perf_event_header h = { PD_RECORD_FINISHED_ROUND, 0, sizeof(h) };
 
-	return pd_write(w, &h) || flush_buf(w) ? -1 : 0;
+	if (pd_write(w, &h))
+		return -1;
+	if (flush_buf(w)) {
+		errno = w->err;
+		return -1;
+	}
+	return 0;
 }
 
 int pd_set_string(struct pd_writer *w, enum pd_feature f, const char *s)
@@ -297,7 +321,7 @@ uint64_t pd_data_size(const struct pd_writer *w)
 static int write_event_desc(struct pd_writer *w)
 {
 	struct blob *b = feature(w, PD_FEAT_EVENT_DESC);
-	uint32_t nr = w->nr_events, sz = sizeof(struct perf_event_attr);
+	uint32_t nr = w->nr_events, sz = PD_ATTR_SIZE;
 	int err = blob_put(b, &nr, 4) || blob_put(b, &sz, 4);
 
 	for (size_t i = 0; i < w->nr_events && !err; i++) {
@@ -322,8 +346,9 @@ static int write_attrs(struct pd_writer *w, struct pd_section *attrs)
 	}
 	attrs->offset = w->off + w->fill;
 	for (size_t i = 0; i < w->nr_events && !err; i++) {
-		struct pd_file_attr fa = { .attr = w->events[i].attr };
+		struct pd_file_attr fa;
 
+		memcpy(fa.attr, &w->events[i].attr, PD_ATTR_SIZE);
 		fa.ids.offset = id_off[i];
 		fa.ids.size = w->events[i].nr_ids * 8;
 		err = put(w, &fa, sizeof(fa));
@@ -374,11 +399,9 @@ static int write_header(struct pd_writer *w, const struct pd_section *attrs)
 	memcpy(h.adds_features, w->feat_set, sizeof(h.adds_features));
 	if (flush_buf(w))
 		return -1;
-	if (pwrite(w->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h)) {
-		w->err = errno ? errno : EIO;
-		return -1;
-	}
-	return 0;
+	/* Through the buffer: its loop handles short writes. */
+	w->off = 0;
+	return put(w, &h, sizeof(h)) || flush_buf(w) ? -1 : 0;
 }
 
 static void free_writer(struct pd_writer *w)
@@ -488,6 +511,8 @@ void pd_abort(struct pd_writer *w)
 /* ---- reader ---- */
 
 #define PD_ERR(...) (snprintf(err, errlen, __VA_ARGS__), -1)
+#define MAX_EVENTS	4096
+#define MAX_IDS		(1u << 20)
 
 static uint64_t rd64(const struct pd_file *f, const void *p)
 {
@@ -505,30 +530,75 @@ static uint32_t rd32(const struct pd_file *f, const void *p)
 	return f->needs_swap ? __builtin_bswap32(v) : v;
 }
 
+static uint16_t rd16(const struct pd_file *f, const void *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return f->needs_swap ? __builtin_bswap16(v) : v;
+}
+
 static bool in_file(const struct pd_file *f, uint64_t off, uint64_t len)
 {
 	return off <= f->size && len <= f->size - off;
 }
 
-/* perf_event_attr fields we use, swapped like perf's attr swap. */
+static uint8_t revbyte(uint8_t b)
+{
+	b = (b & 0xf0) >> 4 | (b & 0x0f) << 4;
+	b = (b & 0xcc) >> 2 | (b & 0x33) << 2;
+	return (b & 0xaa) >> 1 | (b & 0x55) << 1;
+}
+
+/* Widths of perf_event_attr's fields in order; 0 marks the flag bitfield. */
+static const uint8_t attr_fields[] = {
+	4, 4, 8, 8, 8, 8, 0,		/* type .. read_format, flags */
+	4, 4, 8, 8, 8, 8, 4, 4, 8,	/* wakeup_events .. sample_regs_intr */
+	4, 2, 2, 4, 4, 8, 8,		/* aux_watermark .. config3 */
+};
+
+/*
+ * Swap an attr of SIZE bytes in place.  The flag bitfield is allocated from
+ * the other end of each byte on the other endianness: its bytes stay in
+ * place and their bits are reversed, as perf's swap_bitfield does.
+ */
+static void swap_attr(uint8_t *p, uint32_t size)
+{
+	uint32_t off = 0;
+
+	for (size_t i = 0; i < sizeof(attr_fields); i++) {
+		uint32_t w = attr_fields[i] ? attr_fields[i] : 8;
+
+		if (off + w > size)
+			break;
+		if (!attr_fields[i])
+			for (int j = 0; j < 8; j++)
+				p[off + j] = revbyte(p[off + j]);
+		else if (w == 2)
+			*(uint16_t *)(p + off) = __builtin_bswap16(*(uint16_t *)(p + off));
+		else if (w == 4)
+			*(uint32_t *)(p + off) = __builtin_bswap32(*(uint32_t *)(p + off));
+		else
+			*(uint64_t *)(p + off) = __builtin_bswap64(*(uint64_t *)(p + off));
+		off += w;
+	}
+}
+
+/* An on-file attr of SIZE bytes at P, in host order, into A. */
 static void read_attr(const struct pd_file *f, const uint8_t *p, uint32_t size,
 		      struct perf_event_attr *a)
 {
-	uint64_t flags;
+	union {
+		struct perf_event_attr a;
+		uint64_t align[sizeof(struct perf_event_attr) / 8 + 1];
+	} u;
+	uint32_t n = size < sizeof(u.a) ? size : sizeof(u.a);
 
-	memset(a, 0, sizeof(*a));
-	memcpy(a, p, size < sizeof(*a) ? size : sizeof(*a));
-	if (!f->needs_swap)
-		return;
-	a->type = rd32(f, p);
-	a->size = rd32(f, p + 4);
-	a->config = rd64(f, p + 8);
-	a->sample_period = rd64(f, p + 16);
-	a->sample_type = rd64(f, p + 24);
-	a->read_format = rd64(f, p + 32);
-	/* The flag bitfield is a u64 in the writer's order: swap it whole. */
-	flags = rd64(f, p + 40);
-	memcpy((uint8_t *)a + 40, &flags, 8);
+	memset(&u, 0, sizeof(u));
+	memcpy(&u.a, p, n);
+	if (f->needs_swap)
+		swap_attr((uint8_t *)&u.a, n);
+	*a = u.a;
 }
 
 static int read_attrs(struct pd_file *f, uint64_t attr_size, uint64_t off,
@@ -536,10 +606,11 @@ static int read_attrs(struct pd_file *f, uint64_t attr_size, uint64_t off,
 {
 	uint64_t n;
 
-	if (attr_size < 64 + 16 || attr_size > 4096 || size % attr_size || !in_file(f, off, size))
+	if (attr_size < PERF_ATTR_SIZE_VER0 + 16 || attr_size > 4096 || size % attr_size ||
+	    !in_file(f, off, size))
 		return PD_ERR("bad attribute section");
 	n = size / attr_size;
-	if (!n || n > 256)
+	if (!n || n > MAX_EVENTS)
 		return PD_ERR("bad number of events (%llu)", (unsigned long long)n);
 	f->events = calloc(n, sizeof(*f->events));
 	if (!f->events)
@@ -551,7 +622,7 @@ static int read_attrs(struct pd_file *f, uint64_t attr_size, uint64_t off,
 		uint64_t ids_off = rd64(f, p + attr_size - 16), ids_size = rd64(f, p + attr_size - 8);
 
 		read_attr(f, p, attr_size - 16, &e->attr);
-		if (ids_size % 8 || !in_file(f, ids_off, ids_size) || ids_size > (1u << 20))
+		if (ids_size % 8 || ids_size / 8 > MAX_IDS || !in_file(f, ids_off, ids_size))
 			return PD_ERR("bad id section of event %llu", (unsigned long long)i);
 		e->nr_ids = ids_size / 8;
 		e->ids = calloc(e->nr_ids + 1, 8);
@@ -563,43 +634,194 @@ static int read_attrs(struct pd_file *f, uint64_t attr_size, uint64_t off,
 	return 0;
 }
 
-/* HOSTNAME etc.: u32 length, then the string. */
-static char *read_string(const struct pd_file *f, uint64_t off, uint64_t size)
-{
-	uint32_t len;
+/* A feature section being parsed: every read is bounds-checked. */
+struct cursor {
+	const struct pd_file *f;
+	uint64_t pos, end;
+	bool bad;
+};
 
-	if (size < 4 || !in_file(f, off, size))
+static const uint8_t *take(struct cursor *c, uint64_t n)
+{
+	const uint8_t *p;
+
+	if (c->bad || n > c->end - c->pos) {
+		c->bad = true;
 		return NULL;
-	len = rd32(f, f->map + off);
-	if (len > size - 4)
-		return NULL;
-	return strndup((const char *)f->map + off + 4, len);
+	}
+	p = c->f->map + c->pos;
+	c->pos += n;
+	return p;
 }
 
+static uint32_t take32(struct cursor *c)
+{
+	const uint8_t *p = take(c, 4);
+
+	return p ? rd32(c->f, p) : 0;
+}
+
+static uint64_t take64(struct cursor *c)
+{
+	const uint8_t *p = take(c, 8);
+
+	return p ? rd64(c->f, p) : 0;
+}
+
+/* perf's do_write_string: u32 padded length, then NUL-padded bytes. */
+static char *take_string(struct cursor *c)
+{
+	uint32_t len = take32(c);
+	const uint8_t *p = take(c, len);
+
+	return p ? strndup((const char *)p, len) : NULL;
+}
+
+static void read_cmdline(struct pd_file *f, struct cursor *c)
+{
+	uint32_t n = take32(c);
+
+	/* Each string takes at least 4 bytes: bounds N before allocating. */
+	if (c->bad || n > (c->end - c->pos) / 4)
+		return;
+	f->cmdline = calloc(n + 1, sizeof(char *));
+	if (!f->cmdline)
+		return;
+	for (f->nr_cmdline = 0; f->nr_cmdline < n; f->nr_cmdline++) {
+		f->cmdline[f->nr_cmdline] = take_string(c);
+		if (!f->cmdline[f->nr_cmdline])
+			break;
+	}
+}
+
+/* Event names, matched to the attr section by index as perf does. */
+static void read_event_desc(struct pd_file *f, struct cursor *c)
+{
+	uint32_t n = take32(c), sz = take32(c);
+
+	if (c->bad || sz < PERF_ATTR_SIZE_VER0 || sz > 4096)
+		return;
+	for (uint32_t i = 0; i < n && !c->bad; i++) {
+		char *name;
+		uint32_t nr_ids;
+
+		take(c, sz);
+		nr_ids = take32(c);
+		name = take_string(c);
+		take(c, (uint64_t)nr_ids * 8);
+		if (c->bad || i >= f->nr_events) {
+			free(name);
+			continue;
+		}
+		free(f->events[i].name);
+		f->events[i].name = name;
+	}
+}
+
+/* struct perf_record_header_build_id entries, filename padded. */
+static void read_build_ids(struct pd_file *f, struct cursor *c)
+{
+	while (!c->bad && c->end - c->pos >= 36) {
+		const uint8_t *p = take(c, 36), *name;
+		uint16_t size = rd16(f, p + 6);
+		struct pd_build_id *b, *nb;
+
+		if (size < 36 || !(name = take(c, size - 36u)))
+			return;
+		nb = realloc(f->build_ids, (f->nr_build_ids + 1) * sizeof(*nb));
+		if (!nb)
+			return;
+		f->build_ids = nb;
+		b = &nb[f->nr_build_ids];
+		b->misc = rd16(f, p + 4);
+		b->pid = (int32_t)rd32(f, p + 8);
+		memcpy(b->id, p + 12, 20);
+		b->id_len = b->misc & (1 << 15) ? p[32] : 20;
+		if (b->id_len > 20)
+			b->id_len = 20;
+		b->misc &= ~(1 << 15);
+		b->filename = strndup((const char *)name, size - 36u);
+		if (!b->filename)
+			return;
+		f->nr_build_ids++;
+	}
+}
+
+static void read_feature(struct pd_file *f, int bit, struct cursor *c)
+{
+	switch (bit) {
+	case PD_FEAT_HOSTNAME:
+		f->hostname = take_string(c);
+		break;
+	case PD_FEAT_OSRELEASE:
+		f->osrelease = take_string(c);
+		break;
+	case PD_FEAT_ARCH:
+		f->arch = take_string(c);
+		break;
+	case PD_FEAT_VERSION:
+		f->version = take_string(c);
+		break;
+	case PD_FEAT_NRCPUS:
+		f->nr_cpus_avail = take32(c);
+		f->nr_cpus_online = take32(c);
+		break;
+	case PD_FEAT_TOTAL_MEM:
+		f->total_mem = take64(c);
+		break;
+	case PD_FEAT_CMDLINE:
+		read_cmdline(f, c);
+		break;
+	case PD_FEAT_EVENT_DESC:
+		read_event_desc(f, c);
+		break;
+	case PD_FEAT_BUILD_ID:
+		read_build_ids(f, c);
+		break;
+	case PD_FEAT_CLOCKID:
+		f->clock_res_ns = take64(c);
+		break;
+	case PD_FEAT_CLOCK_DATA:
+		if (take32(c) != 1)
+			break;
+		f->clockid = take32(c);
+		f->tod_ns = take64(c);
+		f->clockid_ns = take64(c);
+		f->has_clock_data = !c->bad;
+		break;
+	}
+}
+
+/* The feature index follows the data: one section per set bit, ascending. */
 static void read_features(struct pd_file *f)
 {
 	uint64_t off = f->data_offset + f->data_size;
 	int n = 0;
 
 	for (int bit = 0; bit < MAX_FEAT; bit++) {
+		struct cursor c = { .f = f };
 		uint64_t so, ss;
 
-		if (!(f->features[bit / 64] & (1ull << (bit % 64))))
+		if (!pd_has_feature(f, bit))
 			continue;
 		if (!in_file(f, off + n * 16ull, 16))
 			return;
 		so = rd64(f, f->map + off + n * 16);
 		ss = rd64(f, f->map + off + n * 16 + 8);
 		n++;
-		if (bit == PD_FEAT_HOSTNAME)
-			f->hostname = read_string(f, so, ss);
-		else if (bit == PD_FEAT_OSRELEASE)
-			f->osrelease = read_string(f, so, ss);
-		else if (bit == PD_FEAT_ARCH)
-			f->arch = read_string(f, so, ss);
-		else if (bit == PD_FEAT_VERSION)
-			f->version = read_string(f, so, ss);
+		if (!in_file(f, so, ss))
+			continue;
+		c.pos = so;
+		c.end = so + ss;
+		read_feature(f, bit, &c);
 	}
+}
+
+int pd_has_feature(const struct pd_file *f, enum pd_feature feat)
+{
+	unsigned int bit = feat;
+
+	return bit < MAX_FEAT && (f->features[bit / 64] >> (bit % 64) & 1);
 }
 
 int pd_read_mem(struct pd_file *f, const void *buf, size_t len, char *err, size_t errlen)
@@ -674,63 +896,107 @@ void pd_file_free(struct pd_file *f)
 	free(f->osrelease);
 	free(f->arch);
 	free(f->version);
+	for (uint32_t i = 0; f->cmdline && i < f->nr_cmdline; i++)
+		free(f->cmdline[i]);
+	free(f->cmdline);
+	for (size_t i = 0; i < f->nr_build_ids; i++)
+		free(f->build_ids[i].filename);
+	free(f->build_ids);
 	if (f->owns_map && f->map)
 		munmap((void *)f->map, f->size);
 	memset(f, 0, sizeof(*f));
 }
 
-static void swap_u64(uint8_t *p, bool pair)
+static void swap_words(uint8_t *p, size_t n)
 {
-	uint64_t v;
-	uint32_t a, b;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v;
 
-	memcpy(&v, p, 8);
-	v = __builtin_bswap64(v);
-	memcpy(p, &v, 8);
-	if (!pair)
-		return;
-	/* Two u32 swapped as one u64 come out in reverse order. */
-	memcpy(&a, p, 4);
-	memcpy(&b, p + 4, 4);
-	memcpy(p, &b, 4);
-	memcpy(p + 4, &a, 4);
+		memcpy(&v, p + i * 8, 8);
+		v = __builtin_bswap64(v);
+		memcpy(p + i * 8, &v, 8);
+	}
+}
+
+static void swap_u32s(uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t v;
+
+		memcpy(&v, p + i * 4, 4);
+		v = __builtin_bswap32(v);
+		memcpy(p + i * 4, &v, 4);
+	}
+}
+
+/* Offset of the sample_id trailer after the NUL-terminated name at NAME. */
+static size_t after_name(const uint8_t *body, size_t len, size_t name)
+{
+	const uint8_t *nul = name < len ? memchr(body + name, 0, len - name) : NULL;
+
+	return nul ? name + ((nul - (body + name) + 1 + 7) & ~(size_t)7) : len;
 }
 
 /*
- * Swap the numeric head of the records the reader interprets; names stay
- * as they are.  Samples are swapped as u64 words and unpacked in
- * pd_parse_sample.  PAIRS: bitmask of words holding two u32.
+ * Swap the fixed fields of the records the reader knows into host order.
+ * Samples and sample_id trailers are swapped as u64 words (u32 pairs are
+ * resolved by pd_parse_sample, as perf does); names stay as they are.
  */
 static void swap_record(struct perf_event_header *h)
 {
-	uint8_t *p = (uint8_t *)(h + 1);
-	size_t words = (h->size - sizeof(*h)) / 8, n = 0;
-	unsigned pairs = 0;
+	uint8_t *b = (uint8_t *)(h + 1);
+	size_t len = h->size - sizeof(*h), tail = len;
 
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
-		n = words;
+		tail = 0;
 		break;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
-		n = words < 3 ? words : 3;
-		pairs = 0x3;
+		if (len >= 24) {
+			swap_u32s(b, 4);
+			swap_words(b + 16, 1);
+			tail = 24;
+		}
 		break;
 	case PERF_RECORD_COMM:
-		n = 1;
-		pairs = 0x1;
+		if (len >= 8) {
+			swap_u32s(b, 2);
+			tail = after_name(b, len, 8);
+		}
 		break;
 	case PERF_RECORD_MMAP:
-		n = 4;
-		pairs = 0x1;
+		if (len >= 32) {
+			swap_u32s(b, 2);
+			swap_words(b + 8, 3);
+			tail = after_name(b, len, 32);
+		}
 		break;
 	case PERF_RECORD_MMAP2:
-		n = 8;
-		pairs = 0x91;
+		if (len >= 64) {
+			swap_u32s(b, 2);
+			swap_words(b + 8, 3);
+			swap_u32s(b + 32, 2);	/* maj, min (or build id head) */
+			swap_words(b + 40, 2);
+			swap_u32s(b + 56, 2);
+			tail = after_name(b, len, 64);
+		}
+		break;
+	case PERF_RECORD_LOST:
+		if (len >= 16) {
+			swap_words(b, 2);
+			tail = 16;
+		}
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (len >= 8) {
+			swap_words(b, 1);
+			tail = 8;
+		}
 		break;
 	}
-	for (size_t i = 0; i < n && i < words; i++)
-		swap_u64(p + i * 8, pairs & (1u << i));
+	if (tail < len)
+		swap_words(b + tail, (len - tail) / 8);
 }
 
 int pd_next_record(const struct pd_file *f, uint64_t *pos,
@@ -789,27 +1055,38 @@ static void u32_pair(const struct pd_file *f, const uint64_t *w, uint32_t *first
 	*second = f->needs_swap ? a : b;
 }
 
-/* Fields in perf's order for the sample_type bits we support. */
+#define SUPPORTED_SAMPLE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+	PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | \
+	PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
+
+/* Fields in perf's order (evsel__parse_sample) for the bits we support. */
 int pd_parse_sample(const struct pd_file *f, const struct perf_event_header *rec,
 		    struct pd_sample *s)
 {
 	const uint64_t *p = (const uint64_t *)(rec + 1);
-	size_t n = (rec->size - sizeof(*rec)) / 8, i = 0;
 	const struct pd_event *e;
+	size_t n, i = 0;
 	uint64_t type;
 
 	memset(s, 0, sizeof(*s));
-	if (rec->type != PERF_RECORD_SAMPLE || n < 1)
+	if (rec->type != PERF_RECORD_SAMPLE || rec->size < sizeof(*rec) || !f->nr_events)
 		return -1;
-	s->id = p[0];
-	e = pd_event_by_id(f, s->id);
-	if (!e)
-		return -1;
+	n = (rec->size - sizeof(*rec)) / 8;
+	/* Without IDENTIFIER the sample cannot name its event: only one. */
+	e = f->nr_events == 1 ? &f->events[0] : NULL;
+	if (!e || (e->attr.sample_type & PERF_SAMPLE_IDENTIFIER)) {
+		if (n < 1)
+			return -1;
+		e = pd_event_by_id(f, p[0]);
+		if (!e || !(e->attr.sample_type & PERF_SAMPLE_IDENTIFIER))
+			return -1;
+	}
 	type = e->attr.sample_type;
-	if (!(type & PERF_SAMPLE_IDENTIFIER))
+	if (type & ~(uint64_t)SUPPORTED_SAMPLE)
 		return -1;
-	i = 1;
 #define TAKE(x) do { if (i >= n) return -1; (x) = p[i++]; } while (0)
+	if (type & PERF_SAMPLE_IDENTIFIER)
+		TAKE(s->id);
 	if (type & PERF_SAMPLE_IP)
 		TAKE(s->ip);
 	if (type & PERF_SAMPLE_TID) {
@@ -820,11 +1097,11 @@ int pd_parse_sample(const struct pd_file *f, const struct perf_event_header *rec
 	if (type & PERF_SAMPLE_TIME)
 		TAKE(s->time);
 	if (type & PERF_SAMPLE_ADDR)
-		i++;
+		TAKE(s->addr);
 	if (type & PERF_SAMPLE_ID)
-		i++;
+		TAKE(s->id);
 	if (type & PERF_SAMPLE_STREAM_ID)
-		i++;
+		TAKE(s->stream_id);
 	if (type & PERF_SAMPLE_CPU) {
 		uint32_t res;
 

@@ -38,6 +38,14 @@ enum pd_feature {
 /* perf's user-space record types (not emitted by the kernel). */
 #define PD_RECORD_FINISHED_ROUND 68
 
+/*
+ * perf_event_attr.size written to the file.  perf refuses attrs larger than
+ * its own struct (perf 5.10 knows 120 bytes, 6.1 128), and it reads the
+ * attr section sequentially, so attr_size must be this + 16.  VER5 holds
+ * every field we use (clockid included); fields beyond it are dropped.
+ */
+#define PD_ATTR_SIZE PERF_ATTR_SIZE_VER5
+
 struct pd_writer;
 
 /*
@@ -56,7 +64,11 @@ int pd_add_event(struct pd_writer *w, const char *name,
 		 const struct perf_event_attr *attr, const uint64_t *ids,
 		 size_t nr_ids);
 
-/* Append one complete record (header.size bytes) to the data section. */
+/*
+ * Append one complete record (header.size bytes) to the data section.  On a
+ * write error returns -1 with errno set; the message is printed once, by
+ * pd_close.
+ */
 int pd_write(struct pd_writer *w, const struct perf_event_header *rec);
 
 /* Append a PERF_RECORD_FINISHED_ROUND. */
@@ -105,16 +117,35 @@ struct pd_event {
 	size_t nr_ids;
 };
 
+struct pd_build_id {
+	uint16_t misc;		/* PERF_RECORD_MISC_USER/KERNEL */
+	int32_t pid;
+	uint8_t id[20];
+	uint8_t id_len;
+	char *filename;
+};
+
 struct pd_file {
 	const uint8_t *map;	/* whole file (mmap'ed or borrowed buffer) */
 	size_t size;
 	int needs_swap;		/* written in the other byte order */
-	struct pd_event *events;
+	struct pd_event *events;	/* names from EVENT_DESC, else NULL */
 	size_t nr_events;
 	uint64_t data_offset, data_size;
 	uint64_t features[4];	/* adds_features bitmap */
 	char *hostname, *osrelease, *arch, *version;
 	int owns_map;
+	/* Optional features; zero/NULL when absent or malformed. */
+	uint32_t nr_cpus_avail, nr_cpus_online;
+	uint64_t total_mem;	/* kB */
+	char **cmdline;
+	uint32_t nr_cmdline;
+	uint64_t clock_res_ns;
+	int has_clock_data;
+	uint32_t clockid;
+	uint64_t tod_ns, clockid_ns;
+	struct pd_build_id *build_ids;
+	size_t nr_build_ids;
 };
 
 /*
@@ -127,11 +158,17 @@ int pd_read_mem(struct pd_file *f, const void *buf, size_t len, char *err,
 		size_t errlen);
 void pd_file_free(struct pd_file *f);
 
+/* Whether the file has feature F (adds_features bit). */
+int pd_has_feature(const struct pd_file *f, enum pd_feature feat);
+
 /*
  * Iterate records of the data section.  *POS starts at 0.  On success points
- * *REC at the next record (byte-swapped into SCRATCH when needs_swap; SCRATCH
- * must hold 65536 bytes) and returns 1; returns 0 at the end, -1 on a
- * malformed record (message in ERR).
+ * *REC at the next record (copied into SCRATCH, which must hold 65536 bytes)
+ * and returns 1; returns 0 at the end, -1 on a malformed record (message in
+ * ERR).  When needs_swap the header and the fixed fields of SAMPLE, MMAP,
+ * MMAP2, COMM, FORK, EXIT, LOST, LOST_SAMPLES are in host order, except that
+ * a sample's words and the sample_id trailer are swapped as u64 (perf's
+ * convention): pd_parse_sample undoes that for its u32 pairs.
  */
 int pd_next_record(const struct pd_file *f, uint64_t *pos,
 		   const struct perf_event_header **rec, void *scratch,
@@ -140,12 +177,18 @@ int pd_next_record(const struct pd_file *f, uint64_t *pos,
 /* The event whose ids contain ID, or NULL. */
 const struct pd_event *pd_event_by_id(const struct pd_file *f, uint64_t id);
 
-/* Parsed PERF_RECORD_SAMPLE for the sample_type we write (see collector). */
+/*
+ * Parsed PERF_RECORD_SAMPLE.  Handles sample_type IDENTIFIER, IP, TID, TIME,
+ * ADDR, ID, STREAM_ID, CPU, PERIOD, CALLCHAIN (perf's order); the event is the
+ * one whose ids hold the IDENTIFIER (or the only event of the file).  Other
+ * bits are refused (-1).  IPS points into REC.
+ */
 struct pd_sample {
 	uint64_t id, ip, time, period;
 	uint32_t pid, tid, cpu;
 	uint64_t nr;		/* callchain length, context markers included */
 	const uint64_t *ips;
+	uint64_t addr, stream_id;
 };
 int pd_parse_sample(const struct pd_file *f,
 		    const struct perf_event_header *rec, struct pd_sample *s);
