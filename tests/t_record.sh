@@ -142,7 +142,8 @@ fi
 # what reached the disk kept as a valid file.
 mkdir -p "$WORK/full"
 if mount -t tmpfs -o size=64k tmpfs "$WORK/full" 2>/dev/null; then
-	"$OFFCPU" -d 3 --off-cpu-thresh 0 -o "$WORK/full/p.data" 2>"$WORK/full.err"
+	# Every block a sample: ~100 KB from this workload, more than fits.
+	"$OFFCPU" --off-cpu-thresh 0 -o "$WORK/full/p.data" -- "$BLOCKER" -t 2 >/dev/null 2>"$WORK/full.err"
 	rc=$?
 	if [ $rc -ne 0 ] && grep -q "offcpu: $WORK/full/p.data: No space left on device" "$WORK/full.err" &&
 	   perf report -i "$WORK/full/p.data" --stdio >/dev/null 2>"$WORK/full.rep" &&
