@@ -24,8 +24,15 @@ fi
 if [ -n "$VMLINUX" ]; then
 	tmp=$(dirname "$OUT")/vendor
 	mkdir -p "$tmp"
-	release=${BTF_RELEASE:-$("$HERE/min_btf.sh" release "$VMLINUX")}
+	release=${BTF_RELEASE:-}
+	[ -n "$release" ] || release=$("$HERE/min_btf.sh" release "$VMLINUX")
 	"$HERE/min_btf.sh" reduce "$VMLINUX" "$TARGET" "$OBJ" "$tmp/$release.btf"
-	specs+=("$tmp/$release.btf:$release")
+	# The vendor's kernel replaces a committed file of the same release.
+	kept=()
+	for s in "${specs[@]}"; do
+		[ "${s##*:}" = "$release" ] || kept+=("$s")
+	done
+	specs=("${kept[@]}" "$tmp/$release.btf:$release")
+	echo "btf: $TARGET archive adds $release from $VMLINUX ($(stat -c %s "$tmp/$release.btf") bytes)" >&2
 fi
 python3 "$HERE/archive.py" "$OUT" "$uname_m" "${specs[@]}"

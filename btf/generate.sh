@@ -23,20 +23,37 @@ grep -v '^#' "$HERE/kernels.txt" | while read -r board suite flavour; do
 		(cd "$DL" && "$APT" download -q "$pkg/$suite" >&2)
 		deb=$(ls "$DL"/"${pkg}"_*.deb | head -1)
 	fi
-	vmlinux=$(dpkg-deb -c "$deb" | awk '!f && $6 ~ /\/boot\/vmlinux-/ { print $6; f = 1 }')
-	release=${vmlinux##*/vmlinux-}
-	if [ ! -s "$DL/vmlinux-$release" ]; then
-		dpkg-deb --fsys-tarfile "$deb" | tar -x -O "$vmlinux" > "$DL/vmlinux-$release.tmp"
-		mv "$DL/vmlinux-$release.tmp" "$DL/vmlinux-$release"
+	# linux-image-<release>-dbg holds ./usr/lib/debug/boot/vmlinux-<release>.
+	release=${pkg#linux-image-}
+	release=${release%-dbg}
+	vmlinux=./usr/lib/debug/boot/vmlinux-$release
+	full=$DL/vmlinux-$release.btf
+	if [ ! -s "$full" ]; then
+		if [ ! -s "$DL/vmlinux-$release" ]; then
+			dpkg-deb --fsys-tarfile "$deb" | tar -x -O "$vmlinux" > "$DL/vmlinux-$release.tmp"
+			mv "$DL/vmlinux-$release.tmp" "$DL/vmlinux-$release"
+		fi
+		# The full BTF (a few MB) is cached: tests/t_btf.sh compares
+		# against it, and `make btf` after an object change is quick.
+		"$HERE/min_btf.sh" full "$DL/vmlinux-$release" "$full.tmp"
+		mv "$full.tmp" "$full"
+		echo "btf: $full ($(stat -c %s "$full") bytes, pahole $(pahole --version))" >&2
 	fi
 	arch=$(awk '$1 == "UNAME_M" { print $3 }' "$ROOT/board/$board.mk")
 	deb_arch=$(awk '$1 == "DEB_ARCH" { print $3 }' "$ROOT/board/$board.mk")
 	mkdir -p "$HERE/$deb_arch"
 	out=$deb_arch/$release.btf
-	"$HERE/min_btf.sh" reduce "$DL/vmlinux-$release" "$board" \
+	"$HERE/min_btf.sh" reduce "$full" "$board" \
 		"$ROOT/build/bpf/$board/offcpu.bpf.o" "$HERE/$out"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$release" "$arch" "$pkg" "$ver" \
 		"$(sha256sum "$HERE/$out" | cut -d' ' -f1)" "$out" >> "$manifest"
 	echo "btf: $out ($(stat -c %s "$HERE/$out") bytes) from $pkg $ver" >&2
 done
 mv "$manifest" "$HERE/manifest.tsv"
+# The manifest is the list: drop files of kernels no longer listed.
+for f in "$HERE"/*/*.btf; do
+	[ -e "$f" ] || continue
+	grep -qF "	${f#"$HERE"/}" "$HERE/manifest.tsv" && continue
+	echo "btf: removing ${f#"$ROOT"/} (not in kernels.txt any more)" >&2
+	rm -f "$f"
+done
