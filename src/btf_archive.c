@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Reader of the embedded minimal-BTF archive (writer: btf/archive.py). */
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,7 @@ static int count_of(const uint8_t *ar, size_t len, char *err, size_t errlen)
 		return -1;
 	}
 	n = le(ar + 12, 4);
-	if (n > (len - HDR_SIZE) / ENTRY_SIZE) {
+	if (n > (len - HDR_SIZE) / ENTRY_SIZE || n > INT_MAX) {
 		snprintf(err, errlen, "entry table larger than the archive");
 		return -1;
 	}
