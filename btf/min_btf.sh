@@ -102,6 +102,7 @@ le_object() {
 reduce() {
 	local vmlinux=$1 target=$2 obj=$3 out=$4 tmp order
 	tmp=$(mktemp -d)
+	# shellcheck disable=SC2064 # tmp is local: expand it now
 	trap "rm -rf '$tmp'" EXIT
 	full_btf "$vmlinux" "$tmp/full.btf"
 	le_object "$target" "$obj" "$tmp/obj.o"

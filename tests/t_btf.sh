@@ -126,7 +126,7 @@ if [ -n "$s390x_full" ]; then
 elif [ -r /sys/kernel/btf/vmlinux ]; then
 	full=/sys/kernel/btf/vmlinux board=x86_64
 else
-	full= board=
+	full='' board=''
 fi
 if [ -z "$full" ]; then
 	skip btf-stale-detected "no full BTF (make btf, or a kernel with /sys/kernel/btf/vmlinux)"
