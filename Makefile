@@ -125,7 +125,9 @@ build/asan/offcpu: $(SRCS) $(HDRS) $(B)/embed.o $(HOSTTC)/.done
 
 # --- tests ---
 UNIT_SRCS := tests/unit/test_units.c src/perf_data.c src/btf_archive.c src/cli.c
-unit: build/unit/test_units build/unit/test_perf_data build/unit/gen_perf_data
+# test_perf_data only once its source exists (it is being written).
+unit: build/unit/test_units build/unit/gen_perf_data \
+	$(if $(wildcard tests/unit/test_perf_data.c),build/unit/test_perf_data)
 # perf.data writer/reader alone (no libbpf); gen_perf_data feeds real perf.
 PD_UNIT_CFLAGS := $(COMMON_CFLAGS) -g -O0 -fno-omit-frame-pointer
 build/unit/test_perf_data: tests/unit/test_perf_data.c tests/unit/swap_perf_data.h src/perf_data.c src/perf_data.h
