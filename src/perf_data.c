@@ -11,7 +11,9 @@
 #include <string.h>
 #include <stdbool.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "perf_data.h"
@@ -137,6 +139,41 @@ static int put(struct pd_writer *w, const void *p, size_t n)
 	return w->err ? -1 : 0;
 }
 
+/*
+ * Replace the trailing XXXXXX of TMP with random characters and create it:
+ * O_EXCL|O_NOFOLLOW so nothing planted there (a symlink) is ever written
+ * through, mode 0600 as perf's, O_CLOEXEC so a profiled command does not
+ * inherit it.
+ */
+static int create_tmp(char *tmp)
+{
+	static const char chars[] =
+		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	char *x = tmp + strlen(tmp) - 6;
+
+	for (int tries = 0; tries < 100; tries++) {
+		uint8_t r[6];
+		int fd;
+
+		if (getrandom(r, sizeof(r), GRND_NONBLOCK) != sizeof(r)) {
+			struct timespec ts;
+			uint64_t v;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			v = ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 20;
+			v += tries * 0x9e3779b97f4a7c15ull;
+			memcpy(r, &v, sizeof(r));
+		}
+		for (int i = 0; i < 6; i++)
+			x[i] = chars[r[i] % (sizeof(chars) - 1)];
+		fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
 struct pd_writer *pd_open(const char *path)
 {
 	struct pd_writer *w;
@@ -162,11 +199,7 @@ struct pd_writer *pd_open(const char *path)
 	w->path = strdup(path);
 	if (!w->path || asprintf(&w->tmp, "%s.tmp.XXXXXX", path) < 0)
 		goto fail;
-	/*
-	 * O_CREAT|O_EXCL (a planted symlink is not followed), mode 0600;
-	 * O_CLOEXEC so a profiled command does not inherit it.
-	 */
-	w->fd = mkostemp(w->tmp, O_CLOEXEC);
+	w->fd = create_tmp(w->tmp);
 	if (w->fd < 0)
 		goto fail;
 	/* The header is rewritten at the end; the data starts after it. */

@@ -1,14 +1,33 @@
 #!/bin/bash
-# Unit tests (build/unit/test_units, ASan+UBSan): each PASS/FAIL line is a check.
+# Unit tests: `make unit` builds build/unit/test_* (host gcc, ASan+UBSan);
+# each binary prints PASS/FAIL/SKIP lines, one per test case, forwarded here
+# as unit-<binary>-<case>.
+set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-bin=$ROOT/build/unit/test_units
-[ -x "$bin" ] || { fail unit "$bin not built (make unit)"; exit 0; }
-"$bin" >"$WORK/out" 2>&1
-rc=$?
-while read -r verdict name rest; do
-	case $verdict in
-	PASS) pass "unit-$name" ;;
-	FAIL) fail "unit-${name%:}" "$rest" ;;
-	esac
-done < <(grep -E '^(PASS|FAIL) ' "$WORK/out")
-[ $rc -eq 0 ] || fail unit-exit "exit $rc: $(grep -v -E '^(PASS|FAIL) ' "$WORK/out" | head -3 | tr '\n' ' ')"
+
+if ! make -s -C "$ROOT" unit >"$WORK/make.log" 2>&1; then
+	fail unit-build "$(grep -m 3 -E 'error|Error' "$WORK/make.log" | tr '\n' ' ')"
+fi
+shopt -s nullglob
+bins=("$ROOT"/build/unit/test_*)
+[ ${#bins[@]} -gt 0 ] || { fail unit "no build/unit/test_* binary"; exit 0; }
+for bin in "${bins[@]}"; do
+	[ -x "$bin" ] || continue
+	# test_units keeps its historical names (unit-<case>).
+	tag=$(basename "$bin")
+	tag=${tag#test_}
+	[ "$tag" = units ] && tag= || tag=$tag-
+	rc=0
+	"$bin" >"$WORK/out" 2>&1 || rc=$?
+	while read -r verdict name rest; do
+		case $verdict in
+		PASS) pass "unit-$tag$name" ;;
+		FAIL) fail "unit-$tag${name%:}" "$rest" ;;
+		SKIP) skip "unit-$tag${name%:}" "$rest" ;;
+		esac
+	done < <(grep -E '^(PASS|FAIL|SKIP) ' "$WORK/out" || true)
+	# A crash (sanitizer report) or a non-zero exit without a FAIL line.
+	if [ $rc -ne 0 ] && ! grep -q '^FAIL ' "$WORK/out"; then
+		fail "unit-${tag}exit" "exit $rc: $(grep -v -E '^(PASS|FAIL|SKIP) ' "$WORK/out" | head -3 | tr '\n' ' ')"
+	fi
+done

@@ -316,6 +316,8 @@ static inline int sw_feature(int bit, uint8_t *p, uint8_t *end)
 		while (p < end) {
 			uint16_t size = sw_get16(p + 6);
 
+			if (size < 36 || size > end - p)
+				return -1;
 			sw32(p);
 			sw16(p + 4);
 			sw16(p + 6);
