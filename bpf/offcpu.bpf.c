@@ -35,6 +35,7 @@ const volatile bool filter_pid = false;
 const volatile bool filter_tid = false;
 const volatile bool filter_cpu = false;
 const volatile bool has_prev_state_arg = false;
+const volatile __u32 self_pid = 0;	/* offcpu itself: its waits are not the user's */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -126,7 +127,7 @@ static __always_inline bool wanted(struct task_struct *t, __u32 pid, __u32 tid)
 	/* An exiting thread's last blocks would recreate its hash entry. */
 	if (flags & OFFCPU_PF_EXITING)
 		return false;
-	if (!pid)	/* the idle task */
+	if (!pid || pid == self_pid)	/* the idle task, or us */
 		return false;
 	if (filter_pid && !bpf_map_lookup_elem(&pid_filter, &pid))
 		return false;

@@ -82,6 +82,7 @@ static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
 	err |= SET(obj, "filter_tid", (_Bool)(o->tids.n != 0));
 	err |= SET(obj, "filter_cpu", (_Bool)(o->cpus.n != 0));
 	err |= SET(obj, "has_prev_state_arg", (_Bool)p->prev_state_arg);
+	err |= SET(obj, "self_pid", (uint32_t)getpid());
 	return err ? -1 : 0;
 }
 
