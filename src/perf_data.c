@@ -1090,7 +1090,7 @@ static void u32_pair(const struct pd_file *f, const uint64_t *w, uint32_t *first
 
 #define SUPPORTED_SAMPLE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
 	PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | \
-	PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
+	PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW)
 
 /* Fields in perf's order (evsel__parse_sample) for the bits we support. */
 int pd_parse_sample(const struct pd_file *f, const struct perf_event_header *rec,
@@ -1149,6 +1149,18 @@ int pd_parse_sample(const struct pd_file *f, const struct perf_event_header *rec
 		if (s->nr > n - i)
 			return -1;
 		s->ips = p + i;
+		i += s->nr;
+	}
+	if (type & PERF_SAMPLE_RAW) {
+		uint32_t res;
+
+		if (i >= n)
+			return -1;
+		/* u32 size, then the bytes; 4 + size is a multiple of 8. */
+		u32_pair(f, &p[i], &s->raw_size, &res);
+		if (s->raw_size > (n - i) * 8 - 4)
+			return -1;
+		s->raw = (const uint8_t *)&p[i] + 4;
 	}
 #undef TAKE
 	return 0;

@@ -179,9 +179,14 @@ const struct pd_event *pd_event_by_id(const struct pd_file *f, uint64_t id);
 
 /*
  * Parsed PERF_RECORD_SAMPLE.  Handles sample_type IDENTIFIER, IP, TID, TIME,
- * ADDR, ID, STREAM_ID, CPU, PERIOD, CALLCHAIN (perf's order); the event is the
- * one whose ids hold the IDENTIFIER (or the only event of the file).  Other
- * bits are refused (-1).  IPS points into REC.
+ * ADDR, ID, STREAM_ID, CPU, PERIOD, CALLCHAIN, RAW (perf's order); the event
+ * is the one whose ids hold the IDENTIFIER (or the only event of the file).
+ * Other bits are refused (-1).  IPS and RAW point into REC (RAW's bytes are
+ * meaningful only when !needs_swap).
+ *
+ * perf before 5.19 (e.g. 5.10) adds RAW|TIME|CPU|PERIOD to the sample_type of
+ * every BPF-output event it reads: such an event's samples must carry a RAW
+ * field (at least {u32 size = 4, 4 bytes}) for old perf to parse them.
  */
 struct pd_sample {
 	uint64_t id, ip, time, period;
@@ -189,6 +194,8 @@ struct pd_sample {
 	uint64_t nr;		/* callchain length, context markers included */
 	const uint64_t *ips;
 	uint64_t addr, stream_id;
+	uint32_t raw_size;
+	const void *raw;
 };
 int pd_parse_sample(const struct pd_file *f,
 		    const struct perf_event_header *rec, struct pd_sample *s);

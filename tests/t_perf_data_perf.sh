@@ -4,7 +4,10 @@
 # text and three samples (gen_leaf_a 1+5 ms, gen_leaf_b 3 ms, both under
 # gen_middle < main); perf script/report/--header-only/buildid-list must show
 # them and print nothing on stderr.  The same file byte-swapped (what an
-# s390x writer produces) must read the same.
+# s390x writer produces) must read the same.  With perf 5.10 (bullseye's,
+# fetched once into the cache with toolchain/apt.sh) the files whose samples
+# carry a PERF_SAMPLE_RAW field (gen_perf_data --raw) are checked too: perf
+# before 5.19 adds RAW to every BPF-output event's sample_type when reading.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -19,12 +22,16 @@ fi
 gen=$ROOT/build/unit/gen_perf_data
 
 cd "$WORK"
-if ! "$gen" le.data extra-arg >gen.out 2>gen.err; then
+if ! "$gen" le.data extra-arg >gen.out 2>gen.err ||
+	! "$gen" --raw raw.data extra-arg >>gen.out 2>>gen.err; then
 	fail perf-data-perf-gen "$(cat gen.err)"
 	exit 0
 fi
-pid=$(sed -n 's/^pid //p' gen.out)
+pid=$(sed -n 's/^pid //p' gen.out | head -n 1)
+pid_raw=$(sed -n 's/^pid //p' gen.out | tail -n 1)
 "$gen" --swap le.data be.data || fail perf-data-perf-swap "cannot byte-swap the file"
+"$gen" --swap raw.data rawbe.data || fail perf-data-perf-swap-raw "cannot byte-swap the file"
+PERF=perf
 
 # quiet NAME FILE: perf's stderr FILE is empty (no warning about the file).
 quiet() {
@@ -42,10 +49,13 @@ has() {
 	pass "$name"
 }
 
+# check_file TAG FILE PID: every check of FILE with $PERF; names carry TAG.
 check_file() {
-	local o=$1 f=$1.data
+	local o=$1 f=$2 pid=$3 name=$2
 	[ -f "$f" ] || return 0
-	if perf script -i "$f" -F comm,pid,tid,event,period,ip,sym >"$o.script" 2>"$o.script.err"; then
+	[ "$f" = be.data ] && name=le.data
+	[ "$f" = rawbe.data ] && name=raw.data
+	if $PERF script -i "$f" -F comm,pid,tid,event,period,ip,sym >"$o.script" 2>"$o.script.err"; then
 		quiet "perf-script-$o-stderr" "$o.script.err"
 		# Three samples of comm offcpu-gen, pid/tid, the period, the chain.
 		has "perf-script-$o-samples" "$o.script" \
@@ -60,7 +70,7 @@ check_file() {
 		fail "perf-script-$o" "exit $?: $(head -n 3 "$o.script.err" | tr '\n' ' ')"
 	fi
 
-	if perf report --stdio --no-children -F overhead,period,sym -i "$f" \
+	if $PERF report --stdio --no-children -F overhead,period,sym -i "$f" \
 		>"$o.report" 2>"$o.report.err"; then
 		quiet "perf-report-$o-stderr" "$o.report.err"
 		has "perf-report-$o-totals" "$o.report" \
@@ -72,14 +82,14 @@ check_file() {
 		fail "perf-report-$o" "exit $?: $(head -n 3 "$o.report.err" | tr '\n' ' ')"
 	fi
 
-	if perf report --header-only -i "$f" >"$o.header" 2>"$o.header.err"; then
+	if $PERF report --header-only -i "$f" >"$o.header" 2>"$o.header.err"; then
 		quiet "perf-header-$o-stderr" "$o.header.err"
 		has "perf-header-$o-features" "$o.header" \
 			"^# hostname : $(uname -n)$" "^# os release : $(uname -r)$" \
 			"^# arch : $(uname -m)$" "^# nrcpus online : 5$" "^# nrcpus avail : 7$" \
 			"^# total memory : 123456 kB$" "^# perf version : offcpu test$" \
-			"^# cmdline : $gen le\.data extra-arg *$" \
-			"^# event : name = offcpu-time, .*id = \{ 1000 \}.*sample_type = IP\|TID\|TIME\|CALLCHAIN\|CPU\|PERIOD\|IDENTIFIER.*sample_id_all = 1" \
+			"^# cmdline : $gen $name extra-arg *$" \
+			"^# event : name = offcpu-time, .*id = \{ 1000 \}.*sample_type = IP\|TID\|TIME\|CALLCHAIN\|CPU\|PERIOD(\|RAW)?\|IDENTIFIER.*sample_id_all = 1" \
 			"^# event : name = dummy:u, .*id = \{ 2000 \}.*mmap = 1, comm = 1, task = 1, sample_id_all = 1, mmap2 = 1" \
 			"^# clockid: monotonic \(1\)$" \
 			"^# reference time: .* = 1700000000\.000000 \(TOD\) = 1\.000000000 \(monotonic\)$"
@@ -90,7 +100,7 @@ check_file() {
 	bid=$(readelf -n "$gen" | sed -n 's/.*Build ID: *//p')
 	if [ -z "$bid" ]; then
 		skip "perf-buildid-$o" "gen_perf_data has no build id note"
-	elif perf buildid-list -i "$f" >"$o.bid" 2>"$o.bid.err"; then
+	elif $PERF buildid-list -i "$f" >"$o.bid" 2>"$o.bid.err"; then
 		quiet "perf-buildid-$o-stderr" "$o.bid.err"
 		has "perf-buildid-$o" "$o.bid" "^$bid $gen$"
 	else
@@ -98,5 +108,26 @@ check_file() {
 	fi
 }
 
-check_file le
-check_file be
+check_file le le.data "$pid"
+check_file be be.data "$pid"
+check_file raw raw.data "$pid_raw"
+check_file rawbe rawbe.data "$pid_raw"
+
+# perf 5.10 from bullseye, its shared libraries beside it (not installed).
+P510=${OFFCPU_CACHE:-$HOME/.cache/offcpu}/perf510
+if [ ! -x "$P510/root/usr/bin/perf_5.10" ]; then
+	mkdir -p "$P510"
+	( cd "$P510" && for p in linux-perf-5.10 libopencsd0 libperl5.32 libpython3.9; do
+		"$ROOT/toolchain/apt.sh" download "$p/bullseye" || exit 1
+	done && for d in *.deb; do dpkg-deb -x "$d" root || exit 1; done ) >"$WORK/p510.log" 2>&1 || true
+fi
+if [ -x "$P510/root/usr/bin/perf_5.10" ] &&
+	LD_LIBRARY_PATH=$P510/root/usr/lib/x86_64-linux-gnu "$P510/root/usr/bin/perf_5.10" version >/dev/null 2>&1; then
+	export LD_LIBRARY_PATH=$P510/root/usr/lib/x86_64-linux-gnu
+	PERF=$P510/root/usr/bin/perf_5.10
+	check_file perf510-raw raw.data "$pid_raw"
+	check_file perf510-rawbe rawbe.data "$pid_raw"
+	unset LD_LIBRARY_PATH
+else
+	skip perf-data-perf510 "no runnable perf 5.10 (fetch: $(tail -n 1 "$WORK/p510.log" 2>/dev/null))"
+fi

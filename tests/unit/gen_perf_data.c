@@ -7,7 +7,9 @@
  * hold the addresses of gen_leaf_a/gen_leaf_b/gen_middle/main with known
  * periods.  Prints "pid N" for the script.  Both events exclude the kernel
  * (user stacks only), so perf does not look for kernel maps.
- *   gen_perf_data OUT [extra argv for the CMDLINE feature...]
+ *   gen_perf_data [--raw] OUT [extra argv for the CMDLINE feature...]
+ *                  --raw: samples also carry an empty PERF_SAMPLE_RAW field,
+ *                  which perf < 5.19 needs to parse a BPF-output event
  *   gen_perf_data --swap IN OUT    IN in the other byte order (big-endian
  *                                  on x86_64), as an s390x writer makes it
  */
@@ -31,6 +33,8 @@
 #define OFFCPU_ID	1000
 #define DUMMY_ID	2000
 #define COMM_NAME	"offcpu-gen"
+
+static int with_raw;
 
 int main(int argc, char **argv);
 
@@ -153,6 +157,11 @@ static int write_sample(struct pd_writer *w, uint32_t pid, uint64_t time,
 	*p++ = leaf;
 	*p++ = (uint64_t)(uintptr_t)gen_middle + 4;
 	*p++ = (uint64_t)(uintptr_t)main + 4;
+	if (with_raw) {
+		uint32_t raw[2] = { 4, 0 };	/* size, 4 bytes of data */
+
+		memcpy(p++, raw, 8);
+	}
 	*h = (struct perf_event_header){ PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
 		(p - buf) * 8 };
 	return pd_write(w, h);
@@ -201,6 +210,8 @@ static void fill_attrs(struct perf_event_attr *a, struct perf_event_attr *d)
 	a->sample_period = 1;
 	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 		PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+	if (with_raw)
+		a->sample_type |= PERF_SAMPLE_RAW;
 	a->sample_id_all = 1;
 	a->exclude_kernel = 1;
 	a->use_clockid = 1;
@@ -267,6 +278,12 @@ int main(int argc, char **argv)
 			return 0;
 		fprintf(stderr, "gen_perf_data: cannot swap %s into %s\n", argv[2], argv[3]);
 		return 1;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--raw")) {
+		with_raw = 1;
+		argv[1] = argv[0];
+		argv++;
+		argc--;
 	}
 	if (argc < 2 || find_text(&m)) {
 		fprintf(stderr, "usage: gen_perf_data OUT (needs /proc/self/maps)\n");

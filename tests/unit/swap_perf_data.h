@@ -172,12 +172,12 @@ static inline int sw_sample(const struct sw_ctx *c, uint8_t *p, uint8_t *end)
 	if (t & ~(uint64_t)(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 			    PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
 			    PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
-			    PERF_SAMPLE_CALLCHAIN))
+			    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW))
 		return -1;
 	static const uint64_t order[] = { PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP,
 		PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ADDR, PERF_SAMPLE_ID,
 		PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU, PERF_SAMPLE_PERIOD,
-		PERF_SAMPLE_CALLCHAIN };
+		PERF_SAMPLE_CALLCHAIN, PERF_SAMPLE_RAW };
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		uint64_t b = order[i];
 
@@ -195,6 +195,14 @@ static inline int sw_sample(const struct sw_ctx *c, uint8_t *p, uint8_t *end)
 				return -1;
 			sw64n(p + 8, nr);
 			p += nr * 8;
+		} else if (b == PERF_SAMPLE_RAW) {
+			/* u32 size, then opaque bytes: 4 + size fill whole words. */
+			uint32_t size = sw_get32(p);
+
+			if ((size + 4) % 8 || size + 4 > (uint64_t)(end - p))
+				return -1;
+			sw32(p);
+			p += size + 4 - 8;
 		} else {
 			sw64(p);
 		}

@@ -72,7 +72,8 @@ enum { ID_OFF = 77, ID_D0 = 5, ID_D1 = 6, ID_FULL = 900 };
 
 #define SID_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
 #define OFF_TYPE (SID_TYPE | PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
-#define FULL_TYPE (OFF_TYPE | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID)
+#define FULL_TYPE (OFF_TYPE | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | \
+		   PERF_SAMPLE_RAW)
 
 static struct perf_event_attr attrs[3];
 static const char *const names[3] = { "offcpu-time", "dummy:u", "full" };
@@ -189,6 +190,10 @@ static void build_records(void)
 	*p++ = 2;
 	*p++ = PERF_CONTEXT_KERNEL;
 	*p++ = 0xffffffff81000000ull;
+	memcpy(p, "\x0c\0\0\0raw-payload", 16);	/* u32 size 12 (LE host), 12 bytes */
+	if (*(const uint8_t *)p != 12)
+		((uint32_t *)p)[0] = 12;		/* big-endian host */
+	p += 2;
 	add_rec(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, p);
 
 	p = recs[nr_recs] + 1;				/* LOST_SAMPLES */
@@ -338,7 +343,8 @@ static const char *cmp_sample(const struct pd_file *f, const struct perf_event_h
 		return "offcpu sample fields";
 	if (k == 4 && (s.id != ID_FULL || s.addr != 0xdead || s.stream_id != 0x5151 ||
 		       s.pid != 7 || s.tid != 8 || s.time != 2000 || s.cpu != 9 ||
-		       s.period != 555 || s.nr != 2 || s.ips[1] != 0xffffffff81000000ull))
+		       s.period != 555 || s.nr != 2 || s.ips[1] != 0xffffffff81000000ull ||
+		       s.raw_size != 12 || (!f->needs_swap && memcmp(s.raw, "raw-payload", 12))))
 		return "full sample fields";
 	return NULL;
 }
