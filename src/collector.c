@@ -30,6 +30,11 @@
 #define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
 		     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
 		     PERF_SAMPLE_CALLCHAIN)
+/*
+ * perf before 5.19 adds PERF_SAMPLE_RAW to every bpf-output event it reads;
+ * declaring it (with an empty payload) lets perf 5.x parse our samples.
+ */
+#define OFFCPU_SAMPLE_TYPE (SAMPLE_TYPE | PERF_SAMPLE_RAW)
 #define DUMMY_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | \
 			   PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
 
@@ -324,6 +329,10 @@ static int add_sample(struct collector *c, uint32_t pid, uint32_t tid, uint32_t 
 	}
 	p[7] = chain - &p[8];
 	*ip = u && u->nr ? u->ip[0] : k && k->nr ? k->ip[0] : 0;
+	/* RAW: u32 size 4, then 4 zero bytes (see OFFCPU_SAMPLE_TYPE). */
+	memset(chain, 0, 8);
+	*(uint32_t *)chain = 4;
+	chain++;
 	h->size = (chain - p) * 8;
 	return queue(c, h, time);
 }
@@ -492,7 +501,7 @@ static void dummy_attr(struct perf_event_attr *a)
 
 static void offcpu_attr(struct perf_event_attr *a, const struct offcpu_opts *o)
 {
-	sw_attr(a, PERF_COUNT_SW_BPF_OUTPUT, SAMPLE_TYPE);
+	sw_attr(a, PERF_COUNT_SW_BPF_OUTPUT, OFFCPU_SAMPLE_TYPE);
 	a->sample_period = 1;
 	a->exclude_kernel = !o->kstack;
 	a->exclude_user = !o->ustack;
