@@ -51,13 +51,24 @@ struct {
 	__type(value, struct offcpu_start);
 } tid_start SEC(".maps");
 
-/* value_size (max stack depth × 8) and max_entries are set by the loader. */
+/*
+ * value_size (max stack depth × 8) and max_entries are set by the loader.
+ * User and kernel stacks live apart: a stack id is a hash bucket, and a
+ * collision loses the stack, so each map holds only one kind.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(max_entries, 2048);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, 127 * sizeof(__u64));
 } stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 2048);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 127 * sizeof(__u64));
+} kstacks SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -185,7 +196,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 			count_drop(DROP_USTACK);
 	}
 	if (want_kstack) {
-		s->kstack = bpf_get_stackid(ctx, &stacks, 0);
+		s->kstack = bpf_get_stackid(ctx, &kstacks, 0);
 		if (s->kstack < 0)
 			count_drop(DROP_KSTACK);
 	}

@@ -275,15 +275,16 @@ static uint32_t sched_skip(struct collector *c, const uint64_t *ip, uint32_t n)
 
 static const struct stack *get_stack(struct collector *c, int32_t id, bool kernel)
 {
+	size_t slot = (size_t)id + (kernel ? c->nr_stacks : 0);
 	struct stack *s;
 	uint32_t n = 0, skip;
 
 	if (id < 0 || (size_t)id >= c->nr_stacks)
 		return NULL;
-	if (c->stacks[id])
-		return c->stacks[id];
+	if (c->stacks[slot])
+		return c->stacks[slot];
 	/* Stack ids stay valid for the whole run: nothing deletes them. */
-	if (bpf_map_lookup_elem(c->ld->stacks_fd, &id, c->stack_buf))
+	if (bpf_map_lookup_elem(kernel ? c->ld->kstacks_fd : c->ld->stacks_fd, &id, c->stack_buf))
 		return NULL;
 	while (n < c->ld->max_stack && c->stack_buf[n])
 		n++;
@@ -293,7 +294,7 @@ static const struct stack *get_stack(struct collector *c, int32_t id, bool kerne
 		return NULL;
 	s->nr = n - skip;
 	memcpy(s->ip, c->stack_buf + skip, s->nr * sizeof(uint64_t));
-	c->stacks[id] = s;
+	c->stacks[slot] = s;
 	return s;
 }
 
@@ -605,6 +606,11 @@ static int synthesize(struct collector *c, const uint32_t *pids, size_t nr_pids)
 	return err;
 }
 
+static size_t max_entries(const struct loader *ld, const char *name)
+{
+	return bpf_map__max_entries(bpf_object__find_map_by_name(ld->obj, name));
+}
+
 struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 				  const struct offcpu_opts *o,
 				  const uint32_t *pids, size_t nr_pids)
@@ -622,8 +628,11 @@ struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 	c->dummy_ids = calloc(c->ncpus, sizeof(uint64_t));
 	c->clock_fds = calloc(c->ncpus, sizeof(int));
 	c->clock_ids = calloc(c->ncpus, sizeof(uint64_t));
-	c->nr_stacks = bpf_map__max_entries(bpf_object__find_map_by_name(ld->obj, "stacks"));
-	c->stacks = calloc(c->nr_stacks, sizeof(*c->stacks));
+	/* One cache for both maps: user ids first, kernel ids after them. */
+	c->nr_stacks = max_entries(ld, "stacks");
+	if (max_entries(ld, "kstacks") > c->nr_stacks)
+		c->nr_stacks = max_entries(ld, "kstacks");
+	c->stacks = calloc(2 * c->nr_stacks, sizeof(*c->stacks));
 	c->stack_buf = calloc(ld->max_stack, sizeof(uint64_t));
 	c->scratch = malloc(65536);
 	c->last_drain = now_ns();
@@ -778,7 +787,7 @@ void collector_free(struct collector *c)
 	}
 	for (size_t i = 0; i < c->nq; i++)
 		free(c->q[i].rec);
-	for (size_t i = 0; c->stacks && i < c->nr_stacks; i++)
+	for (size_t i = 0; c->stacks && i < 2 * c->nr_stacks; i++)
 		free(c->stacks[i]);
 	for (size_t i = 0; i < c->files.cap; i++)
 		free(c->files.v[i]);

@@ -16,7 +16,7 @@
 #include "offcpu.h"
 
 /* Map sizes, chosen to keep locked memory under 4 MiB by default. */
-#define STACK_ENTRIES	4096
+#define STACK_ENTRIES	2048	/* per map: user and kernel */
 #define SUMS_ENTRIES	4096
 #define TID_ENTRIES	8192
 #define RINGBUF_BYTES	(256 * 1024)
@@ -117,7 +117,9 @@ static int select_variant(struct bpf_object *obj, const struct offcpu_opts *o,
 	err |= bpf_map__set_autocreate(map(obj, "tid_start"), !p->use_task_storage);
 	err |= bpf_map__set_max_entries(map(obj, "tid_start"), TID_ENTRIES);
 	err |= bpf_map__set_value_size(map(obj, "stacks"), max_stack * sizeof(uint64_t));
-	err |= bpf_map__set_max_entries(map(obj, "stacks"), STACK_ENTRIES);
+	err |= bpf_map__set_max_entries(map(obj, "stacks"), o->ustack ? STACK_ENTRIES : 1);
+	err |= bpf_map__set_value_size(map(obj, "kstacks"), max_stack * sizeof(uint64_t));
+	err |= bpf_map__set_max_entries(map(obj, "kstacks"), o->kstack ? STACK_ENTRIES : 1);
 	err |= bpf_map__set_max_entries(map(obj, "sums"), SUMS_ENTRIES);
 	err |= bpf_map__set_max_entries(map(obj, "events"), RINGBUF_BYTES);
 	/* Unused filters still exist (the code refers to them): keep them tiny. */
@@ -191,6 +193,7 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct prob
 	l->events_fd = bpf_map__fd(map(l->obj, "events"));
 	l->sums_fd = bpf_map__fd(map(l->obj, "sums"));
 	l->stacks_fd = bpf_map__fd(map(l->obj, "stacks"));
+	l->kstacks_fd = bpf_map__fd(map(l->obj, "kstacks"));
 	l->drops_fd = bpf_map__fd(map(l->obj, "drops"));
 	l->pid_filter_fd = bpf_map__fd(map(l->obj, "pid_filter"));
 	if (fill_filter(l->obj, "pid_filter", &o->pids) ||
