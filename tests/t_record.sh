@@ -161,12 +161,13 @@ fi
 # the recording too: older perf adds PERF_SAMPLE_RAW to bpf-output events.
 P510=${OFFCPU_CACHE:-$HOME/.cache/offcpu}/perf510/root
 if [ -x "$P510/usr/bin/perf_5.10" ]; then
+	# p.data: the -p recording of the workload (cmd.data was replaced above).
 	LD_LIBRARY_PATH=$P510/usr/lib/x86_64-linux-gnu "$P510/usr/bin/perf_5.10" report \
-		-i "$WORK/cmd.data" --stdio >"$WORK/p510.out" 2>"$WORK/p510.err"
+		-i "$WORK/p.data" --stdio >"$WORK/p510.out" 2>"$WORK/p510.err"
 	if grep -q "of event 'offcpu-time'" "$WORK/p510.out" && ! grep -qi error "$WORK/p510.err"; then
 		pass "$T-perf-5.10-reads-it"
 	else
-		fail "$T-perf-5.10-reads-it" "$(head -c 200 "$WORK/p510.err")"
+		fail "$T-perf-5.10-reads-it" "$(tr '\n' ' ' < "$WORK/p510.err" | head -c 300)"
 	fi
 else
 	skip "$T-perf-5.10-reads-it" "perf 5.10 not fetched (t_perf_data_perf.sh fetches it)"
