@@ -11,17 +11,22 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "build_id.h"
 #include "flamegraph.h"
 #include "perf_data.h"
 #include "report.h"
 #include "symbolize.h"
 
 #define MAX_FRAMES	512
+#define MAX_PIDS	1024
+#define KERNEL_SUFFIX	"_[k]"
 
 struct report_opts {
-	const char *input, *symfs, *kallsyms, *svg, *comm;
-	uint32_t pid;
-	int top;
+	const char *input, *symfs, *kallsyms, *svg;
+	char *comms;		/* "a,b,c" */
+	uint32_t pids[MAX_PIDS];
+	size_t nr_pids;
+	long top;
 	double min_pct;
 	bool by_count, per_thread, folded;
 };
@@ -29,7 +34,10 @@ struct report_opts {
 /* One distinct (process or thread, stack): frames root first, as folded. */
 struct agg {
 	char *key;		/* "comm;root;...;leaf" */
-	uint32_t id;		/* pid, or tid with --per-thread */
+	uint32_t id;		/* pid, tid with --per-thread, 0 when merged by name */
+	uint32_t pid;
+	char thread[16];	/* a thread's name, for per-process entries */
+	bool threads;		/* more than one thread name */
 	uint64_t total, count;
 };
 
@@ -39,7 +47,7 @@ struct report {
 	struct symbolizer *sym;
 	struct agg *v;
 	size_t n, cap;		/* open-addressing table of cap slots */
-	uint64_t total, samples;
+	uint64_t total, samples, all_total, lost;
 	char buf[65536];
 };
 
@@ -62,17 +70,23 @@ static const struct option opts[] = {
 static void usage(FILE *out)
 {
 	fputs("Usage: offcpu report [-i perf.data] [options]\n"
+	      "Top off-CPU stacks of an offcpu recording, symbols resolved on this machine.\n"
 	      "  -i, --input FILE       recording to read (default perf.data)\n"
 	      "  -n, --top N            stacks to show (default 10; 0: all)\n"
-	      "  -p, --pid PID          only this process\n"
-	      "  -c, --comm NAME        only threads or processes named NAME\n"
-	      "  -m, --min-percent P    hide stacks below P %% of the total\n"
-	      "  -s, --sort total|count order by off-CPU time (default) or number of blocks\n"
+	      "  -p, --pid PID,...      only these processes\n"
+	      "  -c, --comm NAME,...    only threads or processes with these names\n"
+	      "  -m, --min-percent P    hide stacks below P % of the shown total\n"
+	      "  -s, --sort total|count order by off-CPU time (default) or by samples\n"
 	      "  -T, --per-thread       one entry per thread instead of per process\n"
-	      "  -f, --folded           folded stacks (comm;root;...;leaf microseconds) for flamegraph.pl\n"
-	      "  -S, --svg FILE         write an off-CPU flame graph (self-contained SVG)\n"
-	      "      --symfs DIR        look for the profiled files under DIR\n"
-	      "      --kallsyms FILE    kernel symbols (default /proc/kallsyms when the kernel matches)\n",
+	      "  -f, --folded           folded stacks for flamegraph.pl, inferno, speedscope:\n"
+	      "                         'comm;root;...;leaf MICROSECONDS', user frames then\n"
+	      "                         kernel frames (suffix _[k]); all stacks, no -n/-m\n"
+	      "  -S, --svg FILE         write a self-contained off-CPU flame graph (SVG)\n"
+	      "      --symfs DIR        look for the recorded files under DIR (like perf)\n"
+	      "      --kallsyms FILE    kernel symbols (default /proc/kallsyms when the\n"
+	      "                         running kernel is the recorded one)\n"
+	      "Text output: frames leaf first, [k] marks kernel frames.  A sample is one long\n"
+	      "block, or the sum of a thread's short blocks with one stack (see offcpu -h).\n",
 	      out);
 }
 
@@ -88,17 +102,61 @@ static int parse_num(const char *opt, const char *s, double max, double *v)
 
 	errno = 0;
 	*v = strtod(s, &end);
-	if (errno || end == s || *end || *v < 0 || *v > max)
+	if (errno || end == s || *end || !(*v >= 0) || *v > max)
 		return bad(opt, s);
 	return 0;
 }
 
-static int parse_opts(struct report_opts *o, int argc, char **argv)
+static int parse_pids(struct report_opts *o, const char *arg)
+{
+	const char *p = arg;
+
+	while (*p) {
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(p, &end, 10);
+		if (errno || end == p || !v || v > 4194304 || (*end && *end != ',') ||
+		    o->nr_pids == MAX_PIDS)
+			return bad("--pid", arg);
+		o->pids[o->nr_pids++] = v;
+		p = *end ? end + 1 : end;
+	}
+	return o->nr_pids ? 0 : bad("--pid", arg);
+}
+
+static int parse_value(struct report_opts *o, int c, const char *arg)
 {
 	double v;
+
+	switch (c) {
+	case 'n':
+		if (parse_num("--top", arg, 1e6, &v))
+			return -1;
+		o->top = v;
+		return 0;
+	case 'p':
+		return parse_pids(o, arg);
+	case 'm':
+		return parse_num("--min-percent", arg, 100, &o->min_pct);
+	case 's':
+		if (strcmp(arg, "total") && strcmp(arg, "count"))
+			return bad("--sort", arg);
+		o->by_count = !strcmp(arg, "count");
+		return 0;
+	case 'c':
+		free(o->comms);
+		o->comms = strdup(arg);
+		return o->comms ? 0 : -1;
+	}
+	return -1;
+}
+
+static int parse_opts(struct report_opts *o, int argc, char **argv)
+{
 	int c;
 
-	memset(o, 0, sizeof(*o));
 	o->input = "perf.data";
 	o->top = 10;
 	optind = 1;
@@ -106,36 +164,20 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "i:n:p:c:m:s:TfS:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': o->input = optarg; break;
-		case 'c': o->comm = optarg; break;
 		case 'S': o->svg = optarg; break;
 		case 'y': o->symfs = optarg; break;
 		case 'k': o->kallsyms = optarg; break;
 		case 'T': o->per_thread = true; break;
 		case 'f': o->folded = true; break;
 		case 'h': usage(stdout); exit(0);
-		case 'n':
-			if (parse_num("--top", optarg, 1e6, &v))
-				return -1;
-			o->top = v;
-			break;
-		case 'p':
-			if (parse_num("--pid", optarg, 4194304, &v) || v < 1)
-				return -1;
-			o->pid = v;
-			break;
-		case 'm':
-			if (parse_num("--min-percent", optarg, 100, &o->min_pct))
-				return -1;
-			break;
-		case 's':
-			if (strcmp(optarg, "total") && strcmp(optarg, "count"))
-				return bad("--sort", optarg);
-			o->by_count = !strcmp(optarg, "count");
-			break;
-		default:
-			fprintf(stderr, "offcpu: report: unknown option '%s' (try offcpu report --help)\n",
+		case '?':
+		case ':':
+			fprintf(stderr, "offcpu: report: bad option '%s' (try offcpu report --help)\n",
 				argv[optind - 1] ? argv[optind - 1] : "?");
 			return -1;
+		default:
+			if (parse_value(o, c, optarg))
+				return -1;
 		}
 	}
 	if (optind < argc) {
@@ -144,6 +186,8 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 	}
 	return 0;
 }
+
+/* ---- aggregation ---- */
 
 static uint64_t hash(const char *s, uint32_t id)
 {
@@ -154,91 +198,159 @@ static uint64_t hash(const char *s, uint32_t id)
 	return h;
 }
 
-static int add(struct report *r, const char *key, uint32_t id, uint64_t period)
+static size_t slot(const struct agg *v, size_t cap, const char *key, uint32_t id)
 {
-	size_t i;
+	size_t i = hash(key, id) & (cap - 1);
 
-	if ((r->n + 1) * 2 > r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 1024;
-		struct agg *nv = calloc(cap, sizeof(*nv));
+	while (v[i].key && (v[i].id != id || strcmp(v[i].key, key)))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
 
-		if (!nv)
-			return -1;
-		for (size_t j = 0; j < r->cap; j++) {
-			if (!r->v[j].key)
-				continue;
-			for (i = hash(r->v[j].key, r->v[j].id) & (cap - 1); nv[i].key; i = (i + 1) & (cap - 1))
-				;
-			nv[i] = r->v[j];
-		}
-		free(r->v);
-		r->v = nv;
-		r->cap = cap;
-	}
-	for (i = hash(key, id) & (r->cap - 1); r->v[i].key; i = (i + 1) & (r->cap - 1))
-		if (r->v[i].id == id && !strcmp(r->v[i].key, key))
-			break;
-	if (!r->v[i].key) {
-		r->v[i].key = strdup(key);
-		if (!r->v[i].key)
-			return -1;
-		r->v[i].id = id;
-		r->n++;
-	}
-	r->v[i].total += period;
-	r->v[i].count++;
+static int grow(struct report *r)
+{
+	size_t cap = r->cap ? r->cap * 2 : 1024;
+	struct agg *nv = calloc(cap, sizeof(*nv));
+
+	if (!nv)
+		return -1;
+	for (size_t j = 0; j < r->cap; j++)
+		if (r->v[j].key)
+			nv[slot(nv, cap, r->v[j].key, r->v[j].id)] = r->v[j];
+	free(r->v);
+	r->v = nv;
+	r->cap = cap;
 	return 0;
 }
 
-/* Append NAME (';' would split a folded frame) to the key being built. */
+static int add(struct report *r, const char *key, const struct pd_sample *s,
+	       const char *thread)
+{
+	uint32_t id = r->o.per_thread ? s->tid : (r->o.folded || r->o.svg) ? 0 : s->pid;
+	struct agg *a;
+
+	if ((r->n + 1) * 2 > r->cap && grow(r))
+		return -1;
+	a = &r->v[slot(r->v, r->cap, key, id)];
+	if (!a->key) {
+		a->key = strdup(key);
+		if (!a->key)
+			return -1;
+		a->id = id;
+		a->pid = s->pid;
+		snprintf(a->thread, sizeof(a->thread), "%s", thread);
+		r->n++;
+	} else if (strcmp(a->thread, thread)) {
+		a->threads = true;
+	}
+	a->total += s->period;
+	a->count++;
+	return 0;
+}
+
+/* Append ';' NAME SUFFIX; ';' and blanks would break a folded line. */
 static size_t append(char *buf, size_t pos, size_t len, const char *name, const char *suffix)
 {
 	if (pos + 2 >= len)
 		return pos;
 	buf[pos++] = ';';
-	for (; *name && pos + 8 < len; name++)
-		buf[pos++] = *name == ';' || *name == ' ' ? ':' : *name;
+	for (; *name && pos + 8 < len; name++) {
+		unsigned char ch = *name;
+
+		buf[pos++] = ch == ';' || ch == ' ' ? ':' : ch < 0x20 || ch == 0x7f ? '?' : ch;
+	}
 	for (; *suffix && pos + 1 < len; suffix++)
 		buf[pos++] = *suffix;
 	buf[pos] = '\0';
 	return pos;
 }
 
-/* Folded order: user root .. user leaf, then kernel root .. kernel leaf. */
-static int add_sample(struct report *r, const struct pd_sample *s)
-{
-	const uint64_t *k = NULL, *u = NULL;
-	size_t nk = 0, nu = 0, pos;
-	const char *comm = sym_comm_of(r->sym, s->pid, s->tid);
-	const uint64_t *cur = NULL;
-	size_t *ncur = NULL;
+/* The kernel and user parts of a callchain (leaf first within each). */
+struct chain {
+	const uint64_t *k, *u;
+	size_t nk, nu;
+};
 
-	if ((r->o.pid && s->pid != r->o.pid) || (r->o.comm && strcmp(comm, r->o.comm)))
-		return 0;
+static void split_chain(const struct pd_sample *s, struct chain *c)
+{
+	size_t *n = NULL;
+
+	memset(c, 0, sizeof(*c));
 	for (uint64_t i = 0; i < s->nr; i++) {
-		if (s->ips[i] == PERF_CONTEXT_KERNEL) {
-			k = cur = s->ips + i + 1;
-			ncur = &nk;
-		} else if (s->ips[i] == PERF_CONTEXT_USER) {
-			u = cur = s->ips + i + 1;
-			ncur = &nu;
+		if (s->ips[i] == PERF_CONTEXT_KERNEL && !c->k) {
+			c->k = s->ips + i + 1;
+			n = &c->nk;
+		} else if (s->ips[i] == PERF_CONTEXT_USER && !c->u) {
+			c->u = s->ips + i + 1;
+			n = &c->nu;
 		} else if (s->ips[i] >= PERF_CONTEXT_MAX) {
-			ncur = NULL;
-		} else if (ncur && cur) {
-			(*ncur)++;
+			n = NULL;	/* guest or unknown context: not ours */
+		} else if (n) {
+			(*n)++;
 		}
 	}
-	pos = snprintf(r->buf, sizeof(r->buf), "%s", comm);
-	for (size_t i = nu; i-- > 0 && nu;)
-		pos = append(r->buf, pos, sizeof(r->buf), sym_user(r->sym, s->pid, u[i]), "");
-	for (size_t i = nk; i-- > 0 && nk;)
-		pos = append(r->buf, pos, sizeof(r->buf), sym_kernel(r->sym, k[i]), "_[k]");
-	if (!nu && !nk)
-		append(r->buf, pos, sizeof(r->buf), "[no stack]", "");
+}
+
+/* "comm;user root;...;user leaf;kernel root;...;kernel leaf", perf's order. */
+static void build_key(struct report *r, const struct pd_sample *s, const char *comm)
+{
+	size_t len = sizeof(r->buf), pos;
+	struct chain c;
+
+	split_chain(s, &c);
+	if (r->o.per_thread)
+		pos = snprintf(r->buf, len, "%s-%u/%u", comm, s->pid, s->tid);
+	else
+		pos = snprintf(r->buf, len, "%s", comm);
+	/* The command is the first folded frame: the same rules apply. */
+	for (size_t i = 0; i < pos; i++)
+		if (r->buf[i] == ';' || r->buf[i] == ' ')
+			r->buf[i] = ':';
+	for (size_t i = c.nu; i-- > 0;)
+		pos = append(r->buf, pos, len, sym_user(r->sym, s->pid, c.u[i]), "");
+	for (size_t i = c.nk; i-- > 0;)
+		pos = append(r->buf, pos, len, sym_kernel(r->sym, c.k[i]), KERNEL_SUFFIX);
+	if (!c.nu && !c.nk)
+		append(r->buf, pos, len, "[no stack]", "");
+}
+
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
+static bool selected(const struct report *r, const struct pd_sample *s,
+		     const char *thread, const char *proc)
+{
+	bool ok = !r->o.nr_pids;
+
+	for (size_t i = 0; i < r->o.nr_pids && !ok; i++)
+		ok = r->o.pids[i] == s->pid;
+	if (ok && r->o.comms)
+		ok = in_list(r->o.comms, thread) || in_list(r->o.comms, proc);
+	return ok;
+}
+
+static int add_sample(struct report *r, const struct pd_sample *s)
+{
+	const char *thread = sym_comm_of(r->sym, s->pid, s->tid);
+	const char *proc = sym_proc_comm(r->sym, s->pid, s->tid);
+
+	r->all_total += s->period;
+	if (!selected(r, s, thread, proc))
+		return 0;
+	build_key(r, s, r->o.per_thread ? thread : proc);
 	r->total += s->period;
 	r->samples++;
-	return add(r, r->buf, r->o.per_thread ? s->tid : s->pid, s->period);
+	return add(r, r->buf, s, thread);
 }
+
+/* ---- reading ---- */
 
 static bool is_offcpu(const struct pd_file *f, const struct pd_sample *s)
 {
@@ -248,7 +360,7 @@ static bool is_offcpu(const struct pd_file *f, const struct pd_sample *s)
 	       e->attr.config == PERF_COUNT_SW_BPF_OUTPUT;
 }
 
-/* A NUL-terminated name at OFF in a record of BODY bytes, or NULL. */
+/* A NUL-terminated name at OFF in the record's body, or NULL. */
 static const char *name_at(const struct perf_event_header *h, size_t off)
 {
 	const char *p = (const char *)(h + 1) + off;
@@ -257,6 +369,20 @@ static const char *name_at(const struct perf_event_header *h, size_t off)
 	if (off >= body || !memchr(p, '\0', body - off))
 		return NULL;
 	return p;
+}
+
+static void feed_mmap(struct report *r, const struct perf_event_header *h, size_t name_off)
+{
+	const uint32_t *u = (const uint32_t *)(h + 1);
+	const uint64_t *q = (const uint64_t *)(h + 1);
+	const char *name = name_at(h, name_off);
+
+	if (!name)
+		return;
+	if (u[0] == (uint32_t)-1 && !strncmp(name, "[kernel.kallsyms]", 17))
+		sym_kernel_text(r->sym, q[3]);	/* pgoff: _text's address */
+	else
+		sym_mmap(r->sym, u[0], q[1], q[2], q[3], name);
 }
 
 /* Process bookkeeping records, in file (time) order. */
@@ -273,16 +399,28 @@ static void feed(struct report *r, const struct perf_event_header *h)
 			sym_comm(r->sym, u[0], u[1], name, h->misc & PERF_RECORD_MISC_COMM_EXEC);
 		break;
 	case PERF_RECORD_MMAP:
-		if (body >= 32 && (name = name_at(h, 32)))
-			sym_mmap(r->sym, u[0], q[1], q[2], q[3], name);
+		if (body >= 32)
+			feed_mmap(r, h, 32);
 		break;
 	case PERF_RECORD_MMAP2:
-		if (body >= 64 && (name = name_at(h, 64)))
-			sym_mmap(r->sym, u[0], q[1], q[2], q[3], name);
+		if (body >= 64)
+			feed_mmap(r, h, 64);
 		break;
 	case PERF_RECORD_FORK:
 		if (body >= 16)
-			sym_fork(r->sym, u[0], u[1], u[2]);
+			sym_fork(r->sym, u[0], u[1], u[2], u[3]);
+		break;
+	case PERF_RECORD_EXIT:
+		if (body >= 16)
+			sym_exit(r->sym, u[0], u[2]);
+		break;
+	case PERF_RECORD_LOST:
+		if (body >= 16)
+			r->lost += q[1];
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (body >= 8)
+			r->lost += q[0];
 		break;
 	}
 }
@@ -315,12 +453,85 @@ static int read_records(struct report *r)
 	return ret;
 }
 
+/* ---- symbols ---- */
+
+static bool is_kernel_id(const struct pd_build_id *b)
+{
+	return (b->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+}
+
+/* The running kernel's build-id against the recorded one: 1 same, 0 differs, -1 unknown. */
+static int same_kernel_id(const struct pd_file *f)
+{
+	uint8_t id[BUILD_ID_MAX];
+	int len = build_id_of_kernel(id);
+
+	for (size_t i = 0; i < f->nr_build_ids; i++) {
+		const struct pd_build_id *b = &f->build_ids[i];
+
+		if (!is_kernel_id(b))
+			continue;
+		if (len <= 0)
+			return -1;
+		return len == b->id_len && !memcmp(id, b->id, len);
+	}
+	return -1;
+}
+
+/* Kernel symbols only when they belong to the recorded kernel. */
+static bool same_kernel(const struct report *r)
+{
+	struct utsname u;
+	int same = same_kernel_id(&r->file);
+
+	if (same < 0)
+		same = !uname(&u) && r->file.osrelease && !strcmp(u.release, r->file.osrelease);
+	return same;
+}
+
+static const char *kallsyms_for(const struct report *r, bool same)
+{
+	if (r->o.kallsyms)
+		return r->o.kallsyms;
+	if (!same)
+		fprintf(stderr, "offcpu: report: warning: recorded on another kernel (%s): kernel frames are [unknown] without --kallsyms\n",
+			r->file.osrelease ? r->file.osrelease : "?");
+	return same ? "/proc/kallsyms" : NULL;
+}
+
+static int setup_symbols(struct report *r)
+{
+	bool same = same_kernel(r);
+	const char *ksyms = kallsyms_for(r, same);
+
+	r->sym = sym_new(r->o.symfs, ksyms);
+	if (!r->sym)
+		return -1;
+	if (same)
+		sym_same_kernel(r->sym);
+	if (ksyms && !sym_nr_kernel(r->sym))
+		fprintf(stderr, "offcpu: report: warning: no kernel symbols in %s%s\n", ksyms,
+			r->o.kallsyms ? "" : " (kptr_restrict? run as root)");
+	for (size_t i = 0; i < r->file.nr_build_ids; i++) {
+		const struct pd_build_id *b = &r->file.build_ids[i];
+
+		if (!is_kernel_id(b) && b->filename &&
+		    sym_expect_build_id(r->sym, b->filename, b->id, b->id_len))
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- output ---- */
+
 static int cmp_total(const void *a, const void *b)
 {
 	const struct agg *x = a, *y = b;
 
 	if (x->total != y->total)
 		return x->total > y->total ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
 	return strcmp(x->key, y->key);
 }
 
@@ -346,12 +557,15 @@ static void sort_aggs(struct report *r)
 	r->cap = n;
 }
 
-static void print_time(uint64_t ns)
+static const char *fmt_time(uint64_t ns, char *buf, size_t len)
 {
 	if (ns >= 1000000000ull)
-		printf("%9.3f s ", ns / 1e9);
+		snprintf(buf, len, "%.3f s", ns / 1e9);
+	else if (ns >= 1000000ull)
+		snprintf(buf, len, "%.3f ms", ns / 1e6);
 	else
-		printf("%9.3f ms", ns / 1e6);
+		snprintf(buf, len, "%.3f us", ns / 1e3);
+	return buf;
 }
 
 /* Frames leaf first, kernel above user, as perf shows a callchain. */
@@ -359,6 +573,7 @@ static void print_stack(const char *key)
 {
 	const char *f[MAX_FRAMES];
 	char *copy = strdup(key), *save = NULL, *t;
+	size_t suffix = strlen(KERNEL_SUFFIX);
 	int n = 0;
 
 	if (!copy)
@@ -368,40 +583,83 @@ static void print_stack(const char *key)
 		f[n++] = t;
 	while (n-- > 0) {
 		size_t len = strlen(f[n]);
-		bool kernel = len > 4 && !strcmp(f[n] + len - 4, "_[k]");
+		bool kernel = len > suffix && !strcmp(f[n] + len - suffix, KERNEL_SUFFIX);
 
-		printf("                %.*s%s\n", (int)(kernel ? len - 4 : len), f[n],
+		printf("          %.*s%s\n", (int)(kernel ? len - suffix : len), f[n],
 		       kernel ? " [k]" : "");
 	}
 	free(copy);
 }
 
-static void print_text(struct report *r)
+/* "blocker/123 (thread bl-sleep)" or, per thread, "bl-sleep/124 (process blocker/123)". */
+static void print_owner(struct report *r, const struct agg *a)
 {
-	size_t shown = 0;
+	const char *cut = strchr(a->key, ';');
+	int len = cut ? cut - a->key : (int)strlen(a->key);
+
+	if (r->o.per_thread) {
+		const char *dash = memrchr(a->key, '-', len);
+
+		len = dash ? dash - a->key : len;
+		printf("%.*s/%u", len, a->key, a->id);
+		if (a->id != a->pid)
+			printf(" (process %s/%u)", sym_proc_comm(r->sym, a->pid, a->pid), a->pid);
+	} else {
+		printf("%.*s/%u", len, a->key, a->pid);
+		if (a->threads)
+			printf(" (threads %s, ...)", a->thread);
+		else if ((int)strlen(a->thread) != len || strncmp(a->thread, a->key, len))
+			printf(" (thread %s)", a->thread);
+	}
+	printf("\n");
+}
+
+static void print_header(struct report *r)
+{
+	const struct pd_file *f = &r->file;
 
 	printf("# offcpu report: %s", r->o.input);
-	if (r->file.hostname)
-		printf(" (host %s, kernel %s, %s)", r->file.hostname,
-		       r->file.osrelease ? r->file.osrelease : "?", r->file.arch ? r->file.arch : "?");
-	printf("\n# %.3f s off-CPU in %llu samples, %zu distinct stacks per %s; sorted by %s\n#\n",
-	       r->total / 1e9, (unsigned long long)r->samples, r->cap,
-	       r->o.per_thread ? "thread" : "process", r->o.by_count ? "count" : "total time");
-	for (size_t i = 0; i < r->cap && (!r->o.top || shown < (size_t)r->o.top); i++) {
+	if (f->hostname)
+		printf(" (host %s, kernel %s, %s)", f->hostname,
+		       f->osrelease ? f->osrelease : "?", f->arch ? f->arch : "?");
+	printf("\n# %.3f s off-CPU in %llu samples", r->total / 1e9,
+	       (unsigned long long)r->samples);
+	if (r->total != r->all_total)
+		printf(" (selected from %.3f s)", r->all_total / 1e9);
+	printf(", %zu distinct stacks per %s, %llu samples lost\n", r->cap,
+	       r->o.per_thread ? "thread" : "process", (unsigned long long)r->lost);
+	printf("# sorted by %s; frames leaf first, [k]: kernel\n#\n",
+	       r->o.by_count ? "samples" : "total off-CPU time");
+	printf("#  share        total  samples  %s\n",
+	       r->o.per_thread ? "thread/tid" : "process/pid");
+}
+
+static void print_text(struct report *r)
+{
+	uint64_t rest = 0;
+	size_t shown = 0, hidden = 0;
+	char t[32];
+
+	print_header(r);
+	for (size_t i = 0; i < r->cap; i++) {
 		struct agg *a = &r->v[i];
 		double pct = r->total ? 100.0 * a->total / r->total : 0;
-		const char *semi = strchr(a->key, ';');
 
-		if (pct < r->o.min_pct)
+		if (pct < r->o.min_pct || (r->o.top && shown >= (size_t)r->o.top)) {
+			hidden++;
+			rest += a->total;
 			continue;
-		printf("%7.2f%% ", pct);
-		print_time(a->total);
-		printf(" %7llu  %.*s/%u\n", (unsigned long long)a->count,
-		       (int)(semi ? semi - a->key : (long)strlen(a->key)), a->key, a->id);
+		}
+		printf("%7.2f%% %12s %8llu  ", pct, fmt_time(a->total, t, sizeof(t)),
+		       (unsigned long long)a->count);
+		print_owner(r, a);
 		print_stack(a->key);
 		printf("\n");
 		shown++;
 	}
+	if (hidden)
+		printf("# %zu more stacks (%s, %.2f%%) not shown: -n 0 shows all\n", hidden,
+		       fmt_time(rest, t, sizeof(t)), r->total ? 100.0 * rest / r->total : 0);
 }
 
 /* flamegraph.pl's input: one line per stack, value in microseconds. */
@@ -411,42 +669,50 @@ static void print_folded(struct report *r)
 		printf("%s %llu\n", r->v[i].key, (unsigned long long)(r->v[i].total / 1000));
 }
 
+static int add_flame(struct flame *fl, const struct agg *a)
+{
+	const char *f[MAX_FRAMES];
+	char *copy = strdup(a->key), *save = NULL, *t;
+	int n = 0, err;
+
+	if (!copy)
+		return -1;
+	for (t = strtok_r(copy, ";", &save); t && n < MAX_FRAMES; t = strtok_r(NULL, ";", &save))
+		f[n++] = t;
+	err = flame_add(fl, f, n, a->total);
+	free(copy);
+	return err;
+}
+
 static int write_svg(struct report *r)
 {
 	struct flame *fl = flame_new();
-	const char *f[MAX_FRAMES];
+	char title[512];
 	FILE *out;
 	int err = !fl;
 
-	for (size_t i = 0; i < r->cap && !err; i++) {
-		char *copy = strdup(r->v[i].key), *save = NULL, *t;
-		int n = 0;
-
-		for (t = strtok_r(copy, ";", &save); t && n < MAX_FRAMES; t = strtok_r(NULL, ";", &save))
-			f[n++] = t;
-		err = !copy || flame_add(fl, f, n, r->v[i].total);
-		free(copy);
-	}
+	for (size_t i = 0; i < r->cap && !err; i++)
+		err = add_flame(fl, &r->v[i]);
+	snprintf(title, sizeof(title), "Off-CPU time: %s%s%s", r->o.input,
+		 r->file.hostname ? " on " : "", r->file.hostname ? r->file.hostname : "");
+	errno = ENOMEM;
 	out = err ? NULL : fopen(r->o.svg, "w");
-	if (!out || flame_write_svg(fl, out, "Off-CPU time") || fclose(out)) {
+	err = !out || flame_write_svg(fl, out, title);
+	if (out && fclose(out))
+		err = 1;
+	if (err)
 		fprintf(stderr, "offcpu: report: cannot write %s: %s\n", r->o.svg, strerror(errno));
-		flame_free(fl);
-		return -1;
-	}
 	flame_free(fl);
-	return 0;
+	return err ? -1 : 0;
 }
 
-/* Kernel symbols only when they belong to the recorded kernel. */
-static const char *kallsyms_for(const struct report *r)
+static void warn_missing(const struct report *r)
 {
-	struct utsname u;
+	size_t n = sym_nr_missing(r->sym);
 
-	if (r->o.kallsyms)
-		return r->o.kallsyms;
-	if (uname(&u) || !r->file.osrelease || strcmp(u.release, r->file.osrelease))
-		return NULL;
-	return "/proc/kallsyms";
+	if (n)
+		fprintf(stderr, "offcpu: report: warning: %zu recorded file%s not found here: their frames are [unknown]%s\n",
+			n, n > 1 ? "s" : "", r->o.symfs ? "" : " (--symfs DIR?)");
 }
 
 static void cleanup(struct report *r)
@@ -456,6 +722,7 @@ static void cleanup(struct report *r)
 	free(r->v);
 	sym_free(r->sym);
 	pd_file_free(&r->file);
+	free(r->o.comms);
 	free(r);
 }
 
@@ -471,10 +738,10 @@ int report_main(int argc, char **argv)
 		fprintf(stderr, "offcpu: report: %s\n", err);
 		goto out;
 	}
-	r->sym = sym_new(r->o.symfs, kallsyms_for(r));
-	if (!r->sym || read_records(r))
+	if (setup_symbols(r) || read_records(r))
 		goto out;
 	sort_aggs(r);
+	warn_missing(r);
 	if (r->o.folded)
 		print_folded(r);
 	else if (!r->o.svg)

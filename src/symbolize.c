@@ -6,15 +6,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "build_id.h"
 #include "symbolize.h"
 
-#define UNKNOWN "[unknown]"
+#define DSO_BUCKETS	4096
+/* Bounds on what one untrusted file may make us allocate. */
+#define MAX_SYMS	(8u << 20)
+#define MAX_PHDRS	4096
+/* How far past the last kernel symbol an address still belongs to it. */
+#define KSYM_TAIL	(1u << 20)
 
 struct sym {
 	uint64_t addr, size;
 	char *name;
+	int rank;		/* which alias of an address to show */
+};
+
+struct symtab {
+	struct sym *v;
+	size_t n, cap;
 };
 
 struct segment {
@@ -22,12 +36,14 @@ struct segment {
 };
 
 struct dso {
+	struct dso *next;	/* hash chain */
 	char *path;
-	struct sym *syms;
-	size_t nr_syms;
+	struct symtab syms;
 	struct segment *segs;
 	size_t nr_segs;
-	bool loaded;
+	uint8_t want_id[BUILD_ID_MAX];	/* from the recording; len 0: none */
+	int want_len;
+	bool loaded, pseudo;	/* pseudo: [vdso], named but not a file */
 };
 
 struct map {
@@ -36,93 +52,252 @@ struct map {
 };
 
 struct proc {
-	uint32_t pid;
-	struct map *maps;
-	size_t nr_maps;
+	struct map *maps;	/* sorted by start, never overlapping */
+	size_t n, cap;
+	bool dead;		/* exited: a later FORK of the pid replaces it */
 };
 
 struct comm {
-	uint32_t tid;
 	char name[16];
+};
+
+/* u32 -> pointer, open addressing; entries are never removed. */
+struct table {
+	uint32_t *keys;
+	void **vals;
+	size_t cap, n;
 };
 
 struct symbolizer {
 	char *symfs;
-	struct dso **dsos;
-	size_t nr_dsos;
-	struct proc *procs;
-	size_t nr_procs;
-	struct comm *comms;
-	size_t nr_comms;
-	struct sym *ksyms;
-	size_t nr_ksyms;
+	struct dso *dsos[DSO_BUCKETS];
+	struct table procs, comms;
+	struct symtab ksyms;
+	uint64_t ktext;		/* _text in kallsyms */
+	uint64_t kdelta;	/* added to recorded kernel addresses */
+	size_t missing;
+	bool own_vdso;		/* the running kernel is the recorded one */
 };
 
+/* ---- hash tables ---- */
+
+static uint32_t hash32(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352d;
+	x ^= x >> 15;
+	x *= 0x846ca68b;
+	return x ^ (x >> 16);
+}
+
+static size_t table_find(const struct table *t, uint32_t key)
+{
+	size_t i = hash32(key) & (t->cap - 1);
+
+	while (t->vals[i] && t->keys[i] != key)
+		i = (i + 1) & (t->cap - 1);
+	return i;
+}
+
+static void *table_get(const struct table *t, uint32_t key)
+{
+	return t->cap ? t->vals[table_find(t, key)] : NULL;
+}
+
+static int table_grow(struct table *t)
+{
+	struct table n = { .cap = t->cap ? t->cap * 2 : 256 };
+
+	n.keys = calloc(n.cap, sizeof(*n.keys));
+	n.vals = calloc(n.cap, sizeof(*n.vals));
+	if (!n.keys || !n.vals) {
+		free(n.keys);
+		free(n.vals);
+		return -1;
+	}
+	for (size_t i = 0; i < t->cap; i++) {
+		size_t j;
+
+		if (!t->vals[i])
+			continue;
+		j = table_find(&n, t->keys[i]);
+		n.keys[j] = t->keys[i];
+		n.vals[j] = t->vals[i];
+		n.n++;
+	}
+	free(t->keys);
+	free(t->vals);
+	*t = n;
+	return 0;
+}
+
+static int table_put(struct table *t, uint32_t key, void *val)
+{
+	size_t i;
+
+	if ((t->n + 1) * 2 > t->cap && table_grow(t))
+		return -1;
+	i = table_find(t, key);
+	if (!t->vals[i])
+		t->n++;
+	t->keys[i] = key;
+	t->vals[i] = val;
+	return 0;
+}
+
+static void table_free(struct table *t, void (*fn)(void *))
+{
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->vals[i])
+			fn(t->vals[i]);
+	free(t->keys);
+	free(t->vals);
+}
+
+/* ---- symbol tables ---- */
+
+static int add_sym(struct symtab *t, uint64_t addr, uint64_t size, const char *name, int rank)
+{
+	if (t->n >= MAX_SYMS)
+		return -1;
+	if (t->n == t->cap) {
+		size_t c = t->cap ? t->cap * 2 : 256;
+		struct sym *nv = realloc(t->v, c * sizeof(*nv));
+
+		if (!nv)
+			return -1;
+		t->v = nv;
+		t->cap = c;
+	}
+	t->v[t->n].name = strdup(name);
+	if (!t->v[t->n].name)
+		return -1;
+	t->v[t->n].addr = addr;
+	t->v[t->n].size = size;
+	t->v[t->n++].rank = rank;
+	return 0;
+}
+
+static size_t underscores(const char *name)
+{
+	return strspn(name, "_");
+}
+
+/* By address; at one address the best alias first. */
 static int sym_cmp(const void *a, const void *b)
 {
 	const struct sym *x = a, *y = b;
+	size_t ux, uy, lx, ly;
 
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return y->rank - x->rank;
+	ux = underscores(x->name);
+	uy = underscores(y->name);
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	lx = strlen(x->name);
+	ly = strlen(y->name);
+	if (lx != ly)
+		return lx > ly ? -1 : 1;
+	return strcmp(x->name, y->name);
 }
 
-/* The symbol containing ADDR, or the nearest one below when sizes are 0. */
-static const struct sym *lookup(const struct sym *v, size_t n, uint64_t addr)
+/*
+ * Sort, keep one name per address, and give unsized symbols (assembly,
+ * kallsyms) the room up to the next symbol, as perf does.
+ */
+static void symtab_finish(struct symtab *t, uint64_t tail)
 {
-	size_t lo = 0, hi = n;
+	size_t n = 0;
+
+	if (!t->n)
+		return;
+	qsort(t->v, t->n, sizeof(*t->v), sym_cmp);
+	for (size_t i = 0; i < t->n; i++) {
+		if (n && t->v[n - 1].addr == t->v[i].addr) {
+			free(t->v[i].name);
+			continue;
+		}
+		t->v[n++] = t->v[i];
+	}
+	t->n = n;
+	for (size_t i = 0; i < n; i++) {
+		if (t->v[i].size)
+			continue;
+		t->v[i].size = i + 1 < n ? t->v[i + 1].addr - t->v[i].addr : tail;
+	}
+}
+
+/* The symbol containing ADDR. */
+static const struct sym *lookup(const struct symtab *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->n;
+	const struct sym *s;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (v[mid].addr <= addr)
+		if (t->v[mid].addr <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (!lo)
 		return NULL;
-	if (v[lo - 1].size && addr >= v[lo - 1].addr + v[lo - 1].size)
-		return NULL;
-	return &v[lo - 1];
+	s = &t->v[lo - 1];
+	return addr - s->addr < s->size ? s : NULL;
 }
 
-static int add_sym(struct sym **v, size_t *n, size_t *cap, uint64_t addr,
-		   uint64_t size, const char *name)
+static void symtab_free(struct symtab *t)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 256;
-		struct sym *nv = realloc(*v, c * sizeof(*nv));
-
-		if (!nv)
-			return -1;
-		*v = nv;
-		*cap = c;
-	}
-	(*v)[*n].name = strdup(name);
-	if (!(*v)[*n].name)
-		return -1;
-	(*v)[*n].addr = addr;
-	(*v)[(*n)++].size = size;
-	return 0;
+	for (size_t i = 0; i < t->n; i++)
+		free(t->v[i].name);
+	free(t->v);
 }
 
-/* FUNC symbols of one symbol table section. */
-static void read_symtab(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, struct dso *d, size_t *cap)
+/* ---- ELF files ---- */
+
+/*
+ * perf's choice among aliases (choose_best_symbol): sized, then not weak,
+ * then global; sym_cmp then prefers fewer leading underscores.
+ */
+static int rank(bool sized, bool weak, bool global)
+{
+	return sized * 4 + !weak * 2 + global;
+}
+
+static int elf_rank(const GElf_Sym *s)
+{
+	int b = GELF_ST_BIND(s->st_info);
+
+	return rank(s->st_size != 0, b == STB_WEAK, b == STB_GLOBAL);
+}
+
+/* FUNC symbols of one symbol table section, every index checked by libelf. */
+static void read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct dso *d)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t esz = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
 	size_t n;
 
-	if (!data || !sh->sh_entsize)
+	if (!data || !data->d_buf || !esz || sh->sh_type == SHT_NOBITS)
 		return;
-	n = sh->sh_size / sh->sh_entsize;
+	n = data->d_size / esz;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Sym s;
 		const char *name;
+		int type;
 
-		if (!gelf_getsym(data, i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
-		    !s.st_value)
+		if (!gelf_getsym(data, i, &s))
+			break;
+		type = GELF_ST_TYPE(s.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+		    s.st_shndx == SHN_UNDEF || !s.st_value)
 			continue;
 		name = elf_strptr(elf, sh->sh_link, s.st_name);
-		if (name && *name && add_sym(&d->syms, &d->nr_syms, cap, s.st_value, s.st_size, name))
+		if (name && *name && add_sym(&d->syms, s.st_value, s.st_size, name, elf_rank(&s)))
 			return;
 	}
 }
@@ -131,9 +306,9 @@ static void read_segments(Elf *elf, struct dso *d)
 {
 	size_t n;
 
-	if (elf_getphdrnum(elf, &n) || n > 4096)
+	if (elf_getphdrnum(elf, &n) || !n || n > MAX_PHDRS)
 		return;
-	d->segs = calloc(n ? n : 1, sizeof(*d->segs));
+	d->segs = calloc(n, sizeof(*d->segs));
 	for (size_t i = 0; d->segs && i < n; i++) {
 		GElf_Phdr ph;
 
@@ -143,160 +318,378 @@ static void read_segments(Elf *elf, struct dso *d)
 	}
 }
 
-/* .symtab when present (not stripped), else .dynsym. */
+/* GNU build-id from the note sections (libelf gives them in host order). */
+static int elf_build_id(Elf *elf, uint8_t id[BUILD_ID_MAX])
+{
+	Elf_Scn *scn = NULL;
+	int len = 0;
+
+	while (!len && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (data && data->d_buf)
+			len = build_id_from_notes(data->d_buf, data->d_size, id);
+	}
+	return len;
+}
+
+/* Whether the file is the one recorded; warns once when it is not. */
+static bool build_id_matches(struct dso *d, Elf *elf, const char *path)
+{
+	uint8_t id[BUILD_ID_MAX];
+	char want[2 * BUILD_ID_MAX + 1], got[2 * BUILD_ID_MAX + 1];
+	int len;
+
+	if (!d->want_len)
+		return true;
+	len = elf_build_id(elf, id);
+	if (len == d->want_len && !memcmp(id, d->want_id, len))
+		return true;
+	build_id_hex(d->want_id, d->want_len, want);
+	build_id_hex(id, len > 0 ? len : 0, got);
+	fprintf(stderr, "offcpu: report: warning: %s is not the recorded file (build-id %s, recorded %s): its frames are [unknown]\n",
+		path, len > 0 ? got : "none", want);
+	return false;
+}
+
+/* A regular file only: a FIFO or device named by a recording must not hang us. */
+static int open_regular(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !st.st_size) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void read_elf(struct dso *d, Elf *elf, const char *path)
+{
+	Elf_Scn *scn = NULL, *dyn = NULL;
+	GElf_Shdr sh, dynsh;
+
+	if (elf_kind(elf) != ELF_K_ELF || !build_id_matches(d, elf, path))
+		return;
+	read_segments(elf, d);
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB) {
+			read_symtab(elf, scn, &sh, d);
+		} else if (sh.sh_type == SHT_DYNSYM) {
+			dyn = scn;
+			dynsh = sh;
+		}
+	}
+	/* .symtab when present (not stripped), else .dynsym. */
+	if (!d->syms.n && dyn)
+		read_symtab(elf, dyn, &dynsh, d);
+	symtab_finish(&d->syms, 0);
+}
+
+/* Our own vdso's size, from /proc/self/maps. */
+static size_t vdso_size(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long long lo, hi;
+	char line[512];
+	size_t size = 0;
+
+	while (f && !size && fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2)
+			size = hi - lo;
+	if (f)
+		fclose(f);
+	return size;
+}
+
+/*
+ * The vdso is no file: as perf does, read the image this process got from
+ * the same kernel (only when the recording's kernel is the running one).
+ */
+static void load_vdso(struct dso *d)
+{
+	const void *base = (const void *)getauxval(AT_SYSINFO_EHDR);
+	size_t size = base ? vdso_size() : 0;
+	char *copy = size && size <= (16u << 20) ? malloc(size) : NULL;
+	Elf *elf;
+
+	if (!copy)
+		return;
+	memcpy(copy, base, size);
+	elf = elf_memory(copy, size);
+	if (elf)
+		read_elf(d, elf, d->path);
+	elf_end(elf);
+	free(copy);
+}
+
 static void load_dso(struct symbolizer *s, struct dso *d)
 {
 	char path[4096];
-	Elf_Scn *scn = NULL, *dyn = NULL;
-	GElf_Shdr sh, dynsh;
-	size_t cap = 0;
 	Elf *elf;
 	int fd;
 
 	d->loaded = true;
-	snprintf(path, sizeof(path), "%s%s", s->symfs ? s->symfs : "", d->path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (d->pseudo) {
+		if (s->own_vdso && !strcmp(d->path, "[vdso]"))
+			load_vdso(d);
 		return;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF) {
-		read_segments(elf, d);
-		while ((scn = elf_nextscn(elf, scn))) {
-			if (!gelf_getshdr(scn, &sh))
-				continue;
-			if (sh.sh_type == SHT_SYMTAB)
-				read_symtab(elf, scn, &sh, d, &cap);
-			else if (sh.sh_type == SHT_DYNSYM) {
-				dyn = scn;
-				dynsh = sh;
-			}
-		}
-		if (!d->nr_syms && dyn)
-			read_symtab(elf, dyn, &dynsh, d, &cap);
-		if (d->nr_syms)
-			qsort(d->syms, d->nr_syms, sizeof(*d->syms), sym_cmp);
 	}
+	if (snprintf(path, sizeof(path), "%s%s", s->symfs ? s->symfs : "", d->path) >=
+	    (int)sizeof(path))
+		return;
+	fd = open_regular(path);
+	if (fd < 0) {
+		s->missing++;
+		return;
+	}
+	/* ELF_C_READ, not MMAP: a file truncated under us must not SIGBUS. */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf)
+		read_elf(d, elf, path);
 	elf_end(elf);
 	close(fd);
 }
 
+static uint32_t hash_str(const char *p)
+{
+	uint32_t h = 2166136261u;
+
+	while (*p)
+		h = (h ^ (uint8_t)*p++) * 16777619u;
+	return h;
+}
+
 static struct dso *get_dso(struct symbolizer *s, const char *path)
 {
-	struct dso **nv, *d;
+	struct dso **b = &s->dsos[hash_str(path) % DSO_BUCKETS], *d;
 
-	for (size_t i = 0; i < s->nr_dsos; i++)
-		if (!strcmp(s->dsos[i]->path, path))
-			return s->dsos[i];
-	nv = realloc(s->dsos, (s->nr_dsos + 1) * sizeof(*nv));
+	for (d = *b; d; d = d->next)
+		if (!strcmp(d->path, path))
+			return d;
 	d = calloc(1, sizeof(*d));
-	if (!nv || !d || !(d->path = strdup(path))) {
+	if (!d || !(d->path = strdup(path))) {
 		free(d);
-		if (nv)
-			s->dsos = nv;
 		return NULL;
 	}
-	s->dsos = nv;
-	s->dsos[s->nr_dsos++] = d;
+	d->pseudo = path[0] != '/';
+	d->next = *b;
+	*b = d;
 	return d;
 }
 
-static struct proc *get_proc(struct symbolizer *s, uint32_t pid, bool create)
+int sym_expect_build_id(struct symbolizer *s, const char *path, const uint8_t *id, int len)
 {
-	struct proc *nv;
+	struct dso *d;
 
-	for (size_t i = 0; i < s->nr_procs; i++)
-		if (s->procs[i].pid == pid)
-			return &s->procs[i];
-	if (!create)
-		return NULL;
-	nv = realloc(s->procs, (s->nr_procs + 1) * sizeof(*nv));
-	if (!nv)
-		return NULL;
-	s->procs = nv;
-	memset(&nv[s->nr_procs], 0, sizeof(*nv));
-	nv[s->nr_procs].pid = pid;
-	return &nv[s->nr_procs++];
+	if (len <= 0 || len > BUILD_ID_MAX || path[0] != '/')
+		return 0;
+	d = get_dso(s, path);
+	if (!d)
+		return -1;
+	memcpy(d->want_id, id, len);
+	d->want_len = len;
+	return 0;
 }
 
-static int add_map(struct proc *p, struct map m)
-{
-	struct map *nv = realloc(p->maps, (p->nr_maps + 1) * sizeof(*nv));
+/* ---- processes ---- */
 
+static struct proc *get_proc(struct symbolizer *s, uint32_t pid, bool create)
+{
+	struct proc *p = table_get(&s->procs, pid);
+
+	if (p || !create)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (p && table_put(&s->procs, pid, p)) {
+		free(p);
+		p = NULL;
+	}
+	return p;
+}
+
+static int reserve_maps(struct proc *p, size_t extra)
+{
+	struct map *nv;
+	size_t cap;
+
+	if (p->n + extra <= p->cap)
+		return 0;
+	cap = p->cap ? p->cap * 2 : 16;
+	while (cap < p->n + extra)
+		cap *= 2;
+	nv = realloc(p->maps, cap * sizeof(*nv));
 	if (!nv)
 		return -1;
 	p->maps = nv;
-	/* A new mapping hides what it overlaps. */
-	for (size_t i = 0; i < p->nr_maps; i++)
-		if (nv[i].start < m.end && m.start < nv[i].end)
-			nv[i].end = nv[i].start;
-	nv[p->nr_maps++] = m;
+	p->cap = cap;
 	return 0;
+}
+
+static const struct map *find_map(const struct proc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= p->maps[lo - 1].end)
+		return NULL;
+	return &p->maps[lo - 1];
+}
+
+/* Split the map containing AT in two there; the caller reserved a slot. */
+static void split(struct proc *p, uint64_t at)
+{
+	const struct map *found = find_map(p, at);
+	size_t i;
+	struct map m;
+
+	if (!found || found->start == at)
+		return;
+	i = found - p->maps;
+	m = p->maps[i];
+	memmove(&p->maps[i + 2], &p->maps[i + 1], (p->n - i - 1) * sizeof(m));
+	p->maps[i].end = at;
+	p->maps[i + 1] = (struct map){ at, m.end, m.pgoff + (at - m.start), m.dso };
+	p->n++;
+}
+
+/* Cut [start, end) out of the maps: a new mapping hides what it overlaps. */
+static void punch(struct proc *p, uint64_t start, uint64_t end)
+{
+	size_t n = 0;
+
+	split(p, start);
+	split(p, end);
+	for (size_t i = 0; i < p->n; i++)
+		if (p->maps[i].start < start || p->maps[i].end > end)
+			p->maps[n++] = p->maps[i];
+	p->n = n;
+}
+
+static void insert_map(struct proc *p, struct map m)
+{
+	size_t i = 0;
+
+	while (i < p->n && p->maps[i].start < m.start)
+		i++;
+	memmove(&p->maps[i + 1], &p->maps[i], (p->n - i) * sizeof(m));
+	p->maps[i] = m;
+	p->n++;
+}
+
+/* "/usr/lib/x.so (deleted)" is still the file to look for (under --symfs). */
+static struct dso *map_dso(struct symbolizer *s, const char *filename)
+{
+	static const char del[] = " (deleted)";
+	char path[4096];
+	size_t len = strnlen(filename, sizeof(path) - 1);
+
+	if (filename[0] != '/' && strcmp(filename, "[vdso]"))
+		return NULL;
+	memcpy(path, filename, len);
+	path[len] = '\0';
+	if (len > sizeof(del) - 1 && !strcmp(path + len - (sizeof(del) - 1), del))
+		path[len - (sizeof(del) - 1)] = '\0';
+	return get_dso(s, path);
 }
 
 void sym_mmap(struct symbolizer *s, uint32_t pid, uint64_t start, uint64_t len,
 	      uint64_t pgoff, const char *filename)
 {
 	struct proc *p = get_proc(s, pid, true);
-	struct dso *d = filename[0] == '/' ? get_dso(s, filename) : NULL;
+	uint64_t end = start + len;
 
-	if (p && len && start + len > start)
-		add_map(p, (struct map){ start, start + len, pgoff, d });
+	if (!p || !len || end < start || reserve_maps(p, 2))
+		return;
+	punch(p, start, end);
+	insert_map(p, (struct map){ start, end, pgoff, map_dso(s, filename) });
 }
 
-void sym_fork(struct symbolizer *s, uint32_t pid, uint32_t ppid, uint32_t tid)
+static void copy_comm(struct symbolizer *s, uint32_t from, uint32_t to)
 {
-	struct proc *parent, *child;
+	const struct comm *c = table_get(&s->comms, from);
 
-	(void)tid;
-	if (pid == ppid || get_proc(s, pid, false))
-		return;
+	if (c && from != to)
+		sym_comm(s, to, to, c->name, false);
+}
+
+void sym_fork(struct symbolizer *s, uint32_t pid, uint32_t ppid, uint32_t tid,
+	      uint32_t ptid)
+{
+	struct proc *child, *parent;
+
+	copy_comm(s, ptid, tid);
+	if (pid == ppid)
+		return;		/* a new thread shares the maps */
 	child = get_proc(s, pid, true);
-	parent = get_proc(s, ppid, false);	/* after the realloc above */
-	if (!child || !parent || !parent->nr_maps)
+	/* Maps already there for a live pid came from /proc at start: keep them. */
+	if (!child || (child->n && !child->dead))
 		return;
-	child->maps = malloc(parent->nr_maps * sizeof(struct map));
-	if (child->maps) {
-		memcpy(child->maps, parent->maps, parent->nr_maps * sizeof(struct map));
-		child->nr_maps = parent->nr_maps;
-	}
+	child->n = 0;
+	child->dead = false;
+	parent = get_proc(s, ppid, false);
+	if (!parent || reserve_maps(child, parent->n))
+		return;
+	memcpy(child->maps, parent->maps, parent->n * sizeof(struct map));
+	child->n = parent->n;
+}
+
+/* Keep an exited process's maps: its last samples may still follow. */
+void sym_exit(struct symbolizer *s, uint32_t pid, uint32_t tid)
+{
+	struct proc *p = get_proc(s, pid, false);
+
+	if (p && pid == tid)
+		p->dead = true;
 }
 
 void sym_comm(struct symbolizer *s, uint32_t pid, uint32_t tid, const char *comm, bool exec)
 {
-	struct comm *c = NULL, *nv;
+	struct comm *c = table_get(&s->comms, tid);
+	struct proc *p;
 
-	if (exec) {
-		struct proc *p = get_proc(s, pid, false);
-
-		if (p)
-			p->nr_maps = 0;	/* exec replaces the address space */
-	}
-	for (size_t i = 0; i < s->nr_comms && !c; i++)
-		if (s->comms[i].tid == tid)
-			c = &s->comms[i];
+	if (exec && (p = get_proc(s, pid, false)))
+		*p = (struct proc){ .maps = p->maps, .cap = p->cap };	/* exec: a new address space */
 	if (!c) {
-		nv = realloc(s->comms, (s->nr_comms + 1) * sizeof(*nv));
-		if (!nv)
+		c = calloc(1, sizeof(*c));
+		if (!c || table_put(&s->comms, tid, c)) {
+			free(c);
 			return;
-		s->comms = nv;
-		c = &nv[s->nr_comms++];
-		c->tid = tid;
+		}
 	}
 	snprintf(c->name, sizeof(c->name), "%s", comm);
 }
 
 const char *sym_comm_of(struct symbolizer *s, uint32_t pid, uint32_t tid)
 {
-	const char *by_pid = NULL;
+	const struct comm *c = table_get(&s->comms, tid);
 
-	for (size_t i = 0; i < s->nr_comms; i++) {
-		if (s->comms[i].tid == tid)
-			return s->comms[i].name;
-		if (s->comms[i].tid == pid)
-			by_pid = s->comms[i].name;
-	}
-	return by_pid ? by_pid : UNKNOWN;
+	if (!c)
+		c = table_get(&s->comms, pid);
+	return c ? c->name : SYM_UNKNOWN;
+}
+
+const char *sym_proc_comm(struct symbolizer *s, uint32_t pid, uint32_t tid)
+{
+	const struct comm *c = table_get(&s->comms, pid);
+
+	return c ? c->name : sym_comm_of(s, pid, tid);
 }
 
 /* Runtime address to the ELF's link-time address, through PT_LOAD. */
@@ -318,54 +711,78 @@ static bool to_vaddr(const struct dso *d, const struct map *m, uint64_t addr, ui
 const char *sym_user(struct symbolizer *s, uint32_t pid, uint64_t addr)
 {
 	struct proc *p = get_proc(s, pid, false);
+	const struct map *m = p ? find_map(p, addr) : NULL;
 	const struct sym *sym;
 	uint64_t va;
 
-	for (size_t i = 0; p && i < p->nr_maps; i++) {
-		struct map *m = &p->maps[p->nr_maps - 1 - i];	/* newest first */
-
-		if (addr < m->start || addr >= m->end || !m->dso)
-			continue;
-		if (!m->dso->loaded)
-			load_dso(s, m->dso);
-		if (!to_vaddr(m->dso, m, addr, &va))
-			return UNKNOWN;
-		sym = lookup(m->dso->syms, m->dso->nr_syms, va);
-		return sym ? sym->name : UNKNOWN;
-	}
-	return UNKNOWN;
+	if (!m || !m->dso)
+		return SYM_UNKNOWN;
+	if (!m->dso->loaded)
+		load_dso(s, m->dso);
+	if (m->dso->pseudo && !m->dso->syms.n)
+		return m->dso->path;
+	if (!to_vaddr(m->dso, m, addr, &va))
+		return SYM_UNKNOWN;
+	sym = lookup(&m->dso->syms, va);
+	return sym ? sym->name : SYM_UNKNOWN;
 }
+
+/* ---- kernel ---- */
 
 const char *sym_kernel(struct symbolizer *s, uint64_t addr)
 {
-	const struct sym *sym = lookup(s->ksyms, s->nr_ksyms, addr);
+	const struct sym *sym = lookup(&s->ksyms, addr + s->kdelta);
 
-	return sym ? sym->name : UNKNOWN;
+	return sym ? sym->name : SYM_UNKNOWN;
+}
+
+void sym_kernel_text(struct symbolizer *s, uint64_t text)
+{
+	if (s->ktext && text)
+		s->kdelta = s->ktext - text;
+}
+
+size_t sym_nr_kernel(const struct symbolizer *s)
+{
+	return s->ksyms.n;
+}
+
+static void kallsyms_line(struct symbolizer *s, const char *line)
+{
+	char name[256], type;
+	unsigned long long a;
+
+	if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3 || !a)
+		return;
+	if (!strcmp(name, "_text") || (!s->ktext && !strcmp(name, "_stext")))
+		s->ktext = a;
+	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+		return;
+	/* Section markers share an address with a real function. */
+	if (strstr(name, "_text_start") || strstr(name, "_text_end"))
+		return;
+	add_sym(&s->ksyms, a, 0, name, rank(false, type == 'w' || type == 'W', type == 'T'));
 }
 
 static void load_kallsyms(struct symbolizer *s, const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char line[512], name[256], type;
-	unsigned long long a;
-	size_t cap = 0;
+	int fd = open_regular(path);
+	char line[1024];
+	FILE *f;
 
-	if (!f)
+	/* /proc files have size 0: open_regular refuses them, so retry. */
+	if (fd < 0 && !strncmp(path, "/proc/", 6))
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	f = fd < 0 ? NULL : fdopen(fd, "r");
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3 || !a)
-			continue;
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			continue;
-		/* Section markers share an address with a real function. */
-		if (strstr(name, "_text_start") || strstr(name, "_text_end"))
-			continue;
-		if (add_sym(&s->ksyms, &s->nr_ksyms, &cap, a, 0, name))
-			break;
 	}
+	while (fgets(line, sizeof(line), f))
+		kallsyms_line(s, line);
 	fclose(f);
-	if (s->nr_ksyms)
-		qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), sym_cmp);
+	symtab_finish(&s->ksyms, KSYM_TAIL);
 }
 
 struct symbolizer *sym_new(const char *symfs, const char *kallsyms)
@@ -374,35 +791,52 @@ struct symbolizer *sym_new(const char *symfs, const char *kallsyms)
 
 	if (!s)
 		return NULL;
-	s->symfs = symfs ? strdup(symfs) : NULL;
+	elf_version(EV_CURRENT);
+	if (symfs && !(s->symfs = strdup(symfs))) {
+		free(s);
+		return NULL;
+	}
 	if (kallsyms)
 		load_kallsyms(s, kallsyms);
 	return s;
 }
 
-static void free_syms(struct sym *v, size_t n)
+void sym_same_kernel(struct symbolizer *s)
 {
-	for (size_t i = 0; i < n; i++)
-		free(v[i].name);
-	free(v);
+	s->own_vdso = true;
+}
+
+size_t sym_nr_missing(const struct symbolizer *s)
+{
+	return s->missing;
+}
+
+static void free_proc(void *v)
+{
+	struct proc *p = v;
+
+	free(p->maps);
+	free(p);
 }
 
 void sym_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->nr_dsos; i++) {
-		free_syms(s->dsos[i]->syms, s->dsos[i]->nr_syms);
-		free(s->dsos[i]->segs);
-		free(s->dsos[i]->path);
-		free(s->dsos[i]);
+	for (size_t i = 0; i < DSO_BUCKETS; i++) {
+		struct dso *d = s->dsos[i], *next;
+
+		for (; d; d = next) {
+			next = d->next;
+			symtab_free(&d->syms);
+			free(d->segs);
+			free(d->path);
+			free(d);
+		}
 	}
-	for (size_t i = 0; i < s->nr_procs; i++)
-		free(s->procs[i].maps);
-	free_syms(s->ksyms, s->nr_ksyms);
-	free(s->dsos);
-	free(s->procs);
-	free(s->comms);
+	table_free(&s->procs, free_proc);
+	table_free(&s->comms, free);
+	symtab_free(&s->ksyms);
 	free(s->symfs);
 	free(s);
 }

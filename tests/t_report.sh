@@ -1,67 +1,222 @@
 #!/bin/bash
 # `offcpu report` on the host: the workload's blocking functions with their
-# times, folded totals that agree with perf report on the same file, a valid
-# SVG flame graph, and one clear error (never a crash) for bad input.
+# times, folded stacks that agree with perf script/report on the same file,
+# a valid SVG flame graph, and one clear error (never a crash) for bad input.
 source "$(dirname "$0")/lib.sh"
 BLOCKER=${BLOCKER:-$ROOT/build/x86_64/blocker}
+FUNCS="blocker_nanosleep blocker_pipe_read blocker_mutex_wait blocker_long_sleep"
 
-if [ "$(id -u)" != 0 ] || [ ! -r /sys/kernel/btf/vmlinux ]; then
-	skip report "needs root and a host kernel with BTF to record"
-else
-	"$OFFCPU" -o "$WORK/r.data" -- "$BLOCKER" -t 1 >"$WORK/r.out" 2>/dev/null
-	"$OFFCPU" report -i "$WORK/r.data" -n 0 >"$WORK/text" 2>&1 && pass report-runs \
-		|| fail report-runs "$(tail -n 1 "$WORK/text")"
-	"$OFFCPU" report -i "$WORK/r.data" --folded >"$WORK/folded" 2>"$WORK/folded.err"
-	# Per function: folded time of the stacks containing it vs the workload.
-	check report-folded-times-within-10pct python3 - "$WORK/folded" "$WORK/r.out" <<'PY'
-import sys
-tot = {}
+# Per function: time of the stacks holding it, from the text report (-n 0),
+# against the workload's own "path <fn> <ns> <count>" lines, within 10 %.
+check_text_times() {
+	python3 - "$WORK/text" "$WORK/r.out" <<'PY'
+import re, sys
+tot, cur = {}, None
+unit = {'s': 1e9, 'ms': 1e6, 'us': 1e3}
 for line in open(sys.argv[1]):
-    stack, us = line.rsplit(' ', 1)
-    for f in set(stack.split(';')[1:]):
-        tot[f] = tot.get(f, 0) + int(us) * 1000
+    m = re.match(r'\s+[\d.]+%\s+([\d.]+) (s|ms|us)\s+\d+\s', line)
+    if m:
+        cur = (float(m.group(1)) * unit[m.group(2)], set())
+        continue
+    if cur and line.startswith('          ') and line.strip():
+        fn = line.split()[0]
+        if fn not in cur[1]:
+            cur[1].add(fn)
+            tot[fn] = tot.get(fn, 0) + cur[0]
 bad = []
 for line in open(sys.argv[2]):
     _, fn, ns, _ = line.split()
     got, want = tot.get(fn, 0), int(ns)
     if abs(got - want) > 0.1 * want:
         bad.append(f'{fn}: {got/1e6:.1f} ms vs {want/1e6:.1f} ms')
-    if not any(fn in l for l in open(sys.argv[1])):
-        bad.append(f'{fn} missing')
 sys.exit('; '.join(bad) if bad else 0)
 PY
-	grep -q 'do_nanosleep_\[k\]' "$WORK/folded" && pass report-kernel-frames \
-		|| fail report-kernel-frames "no kernel frame resolved"
-	# Same totals per command as perf report (periods are ns; folded is us).
-	perf report -i "$WORK/r.data" --stdio --no-children --sort comm -F comm,period \
-		-g none 2>/dev/null | awk '/^ / && NF == 2 { print $1, $2 }' >"$WORK/perf.comm"
-	check report-agrees-with-perf python3 - "$WORK/folded" "$WORK/perf.comm" <<'PY'
+}
+
+# perf script's view of the same file, folded like ours (--per-thread).
+perf_folded() {
+	perf script -i "$WORK/r.data" -F comm,pid,tid,period,ip,sym 2>/dev/null | python3 -c '
+import sys
+out = {}
+def flush(head, frames):
+    if not head:
+        return
+    comm, pidtid, period = head
+    fr = [("%s_[k]" % s if int(a, 16) >= 1 << 63 else s) for a, s in frames]
+    key = ";".join(["%s-%s" % (comm, pidtid)] + fr[::-1])
+    out[key] = out.get(key, 0) + int(period)
+head, frames = None, []
+for line in sys.stdin:
+    if not line.strip():
+        flush(head, frames); head, frames = None, []
+    elif line[0] in " \t" and head:
+        p = line.split()
+        frames.append((p[0], p[1] if len(p) > 1 else "[unknown]"))
+    else:
+        p = line.split()
+        head, frames = (" ".join(p[:-2]), p[-2], p[-1]), []
+flush(head, frames)
+for k, v in out.items():
+    print(k, v // 1000)
+'
+}
+
+# Same stacks with the same totals (us, rounding), the top 5 identical.
+compare_folded() {	# OURS PERFS
+	python3 - "$1" "$2" <<'PY'
+import sys
+def load(p):
+    d = {}
+    for line in open(p):
+        k, v = line.rsplit(' ', 1)
+        d[k] = d.get(k, 0) + int(v)
+    return d
+ours, perf = load(sys.argv[1]), load(sys.argv[2])
+if not perf:
+    sys.exit('perf script gave no stacks')
+bad = [f'{k[:120]}: ours {ours.get(k, 0)} perf {v}' for k, v in perf.items()
+       if abs(ours.get(k, 0) - v) > 1]
+bad += [f'only ours: {k[:120]}' for k in ours if k not in perf]
+top = lambda d: sorted(d, key=lambda k: -d[k])[:5]
+if set(top(ours)) != set(top(perf)):
+    bad.append('top 5 stacks differ')
+sys.exit('; '.join(bad[:4]) if bad else 0)
+PY
+}
+
+# Per thread: folded totals against perf report --sort pid (tid:comm).
+compare_per_thread() {	# OURS PERF_REPORT
+	python3 - "$1" "$2" <<'PY'
 import sys
 ours = {}
 for line in open(sys.argv[1]):
     stack, us = line.rsplit(' ', 1)
-    comm = stack.split(';')[0]
-    ours[comm] = ours.get(comm, 0) + int(us)
-perf = {c: int(p) // 1000 for c, p in (l.split() for l in open(sys.argv[2]))}
+    tid = stack.split(';')[0].rsplit('/', 1)[1]
+    ours[tid] = ours.get(tid, 0) + int(us)
+perf = {}
+for line in open(sys.argv[2]):
+    p = line.split()
+    if len(p) == 2 and ':' in p[0] and p[1].isdigit():
+        perf[p[0].split(':')[0]] = int(p[1]) // 1000
 if not perf:
-    sys.exit('perf report printed no per-comm periods')
-bad = [f'{c}: ours {ours.get(c, 0)} us, perf {v} us' for c, v in perf.items()
-       if abs(ours.get(c, 0) - v) > max(2, 0.001 * v) + 20]
+    sys.exit('perf report printed no per-thread periods')
+bad = [f'tid {t}: ours {ours.get(t, 0)} us, perf {v} us' for t, v in perf.items()
+       if abs(ours.get(t, 0) - v) > 20]
 sys.exit('; '.join(bad) if bad else 0)
 PY
-	"$OFFCPU" report -i "$WORK/r.data" --svg "$WORK/fg.svg" 2>"$WORK/svg.err"
-	check report-svg-valid python3 -c '
+}
+
+check_svg() {	# FILE
+	python3 - "$1" "$FUNCS" <<'PY'
 import sys, xml.etree.ElementTree as ET
-t = ET.parse(sys.argv[1]).getroot()
-txt = ET.tostring(t, encoding="unicode")
-assert t.tag.endswith("svg"), t.tag
-for f in ("blocker_nanosleep", "blocker_pipe_read", "blocker_mutex_wait", "blocker_long_sleep"):
-    assert f in txt, f + " not in the SVG"
-' "$WORK/fg.svg"
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag.endswith('svg'), root.tag
+txt = ET.tostring(root, encoding='unicode')
+missing = [f for f in sys.argv[2].split() if f not in txt]
+sys.exit('not in the SVG: ' + ' '.join(missing) if missing else 0)
+PY
+}
+
+record_checks() {
+	"$OFFCPU" report -i "$WORK/r.data" -n 0 >"$WORK/text" 2>"$WORK/text.err" \
+		&& pass report-runs || fail report-runs "$(tail -n 1 "$WORK/text.err")"
+	check report-text-times-within-10pct check_text_times
+	for f in $FUNCS; do
+		grep -q "^ *$f\$" "$WORK/text" && pass "report-shows-$f" \
+			|| fail "report-shows-$f" "not in the text report"
+	done
+	grep -q 'do_nanosleep \[k\]' "$WORK/text" && pass report-kernel-frames \
+		|| fail report-kernel-frames "no kernel frame resolved"
+	[ ! -s "$WORK/text.err" ] && pass report-no-warnings \
+		|| fail report-no-warnings "$(head -n 1 "$WORK/text.err")"
+
+	"$OFFCPU" report -i "$WORK/r.data" --folded --per-thread >"$WORK/folded" 2>/dev/null
+	perf_folded >"$WORK/perf.folded"
+	check report-folded-matches-perf-script compare_folded "$WORK/folded" "$WORK/perf.folded"
+	perf report -i "$WORK/r.data" --stdio --no-children --sort pid -F pid,period -g none \
+		2>/dev/null >"$WORK/perf.pid"
+	check report-totals-match-perf-report compare_per_thread "$WORK/folded" "$WORK/perf.pid"
+	"$OFFCPU" report -i "$WORK/r.data" --folded >"$WORK/folded.proc"
+	check report-folded-per-process-total python3 -c '
+import sys
+a = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[1]))
+b = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[2]))
+sys.exit(0 if abs(a - b) <= 10 else f"{a} vs {b} us")' "$WORK/folded.proc" "$WORK/folded"
+
+	"$OFFCPU" report -i "$WORK/r.data" --svg "$WORK/fg.svg" 2>"$WORK/svg.err"
+	check report-svg-valid check_svg "$WORK/fg.svg"
+	if command -v rsvg-convert >/dev/null; then
+		check report-svg-renders rsvg-convert -o "$WORK/fg.png" "$WORK/fg.svg"
+		[ -n "${REPORT_PNG:-}" ] && cp "$WORK/fg.png" "$REPORT_PNG"
+	else
+		skip report-svg-renders "rsvg-convert not installed (toolchain/deps.sh)"
+	fi
+
 	"$OFFCPU" report -i "$WORK/r.data" --pid 1 >"$WORK/none" 2>&1
-	grep -q "0 samples" "$WORK/none" && pass report-pid-filter || fail report-pid-filter "$(head -2 "$WORK/none")"
+	grep -q " 0 samples" "$WORK/none" && pass report-pid-filter \
+		|| fail report-pid-filter "$(head -2 "$WORK/none")"
+	"$OFFCPU" report -i "$WORK/r.data" --comm bl-long -n 0 --per-thread >"$WORK/comm" 2>&1
+	grep -q blocker_long_sleep "$WORK/comm" && ! grep -q blocker_pipe_read "$WORK/comm" \
+		&& pass report-comm-filter || fail report-comm-filter "$(head -3 "$WORK/comm")"
+}
+
+# A library that is not the recorded one (other build-id, under --symfs):
+# [unknown] and one warning, not wrong names.  The static workload has no
+# build-id, so this records sleep(1) and alters libc's.
+build_id_checks() {
+	local lib
+	"$OFFCPU" -o "$WORK/s.data" -- sleep 0.2 >/dev/null 2>&1
+	lib=$(perf buildid-list -i "$WORK/s.data" 2>/dev/null | awk '$2 ~ /\/libc\.so/ { print $2; exit }')
+	if [ -z "$lib" ] || [ ! -f "$lib" ]; then
+		skip report-build-id-mismatch "no libc with a build-id in the sleep recording"
+		return
+	fi
+	"$OFFCPU" report -i "$WORK/s.data" -n 0 >"$WORK/s.txt" 2>&1
+	grep -q '^ *clock_nanosleep$' "$WORK/s.txt" || {
+		fail report-build-id-mismatch "clock_nanosleep not resolved in libc to begin with"
+		return
+	}
+	mkdir -p "$WORK/symfs$(dirname "$lib")"
+	cp "$lib" "$WORK/symfs$lib"
+	printf 'x' | dd of="$WORK/symfs$lib" bs=1 conv=notrunc \
+		seek="$(build_id_offset "$lib")" 2>/dev/null
+	"$OFFCPU" report -i "$WORK/s.data" --symfs "$WORK/symfs" -n 0 >"$WORK/bid" 2>"$WORK/bid.err"
+	grep -q "symfs$lib is not the recorded file" "$WORK/bid.err" && ! grep -q '^ *clock_nanosleep$' "$WORK/bid" \
+		&& pass report-build-id-mismatch \
+		|| fail report-build-id-mismatch "$(head -c 300 "$WORK/bid.err")"
+}
+
+# File offset of the first byte of the GNU build-id note's descriptor.
+build_id_offset() {
+	python3 - "$1" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+shoff, = struct.unpack_from('<Q', d, 0x28)
+shentsize, shnum = struct.unpack_from('<HH', d, 0x3a)
+for i in range(shnum):
+    typ, = struct.unpack_from('<I', d, shoff + i * shentsize + 4)
+    off, size = struct.unpack_from('<QQ', d, shoff + i * shentsize + 0x18)
+    ntype, = struct.unpack_from('<I', d, off + 8)
+    if typ == 7 and ntype == 3 and d[off + 12:off + 16] == b'GNU\0':
+        print(off + 16)
+        sys.exit(0)
+sys.exit('no build-id note')
+PY
+}
+
+if [ "$(id -u)" != 0 ] || [ ! -r /sys/kernel/btf/vmlinux ]; then
+	skip report "needs root and a host kernel with BTF to record"
+elif ! "$OFFCPU" -o "$WORK/r.data" -- "$BLOCKER" -t 2 >"$WORK/r.out" 2>"$WORK/rec.err"; then
+	fail report-record "$(tail -n 1 "$WORK/rec.err")"
+else
+	record_checks
+	build_id_checks
 	cp "$WORK/r.data" "$WORK/trunc.data"
 	truncate -s $(( $(stat -c %s "$WORK/r.data") / 2 )) "$WORK/trunc.data"
+	# Flip bytes in the middle of the data section: an error or a report, no crash.
+	cp "$WORK/r.data" "$WORK/corrupt.data"
+	printf '\xff\xff\xff\xff\xff\xff\xff\xff' | dd of="$WORK/corrupt.data" bs=1 conv=notrunc \
+		seek=$(( $(stat -c %s "$WORK/r.data") / 3 )) 2>/dev/null
 fi
 
 # Bad input: one line, exit 1, no crash (a crash would exit >= 128).
@@ -76,8 +231,23 @@ bad_input() {	# NAME FILE PATTERN
 }
 : >"$WORK/empty"
 head -c 4096 /dev/urandom >"$WORK/random"
+{ printf 'PERFILE2'; head -c 200 /dev/urandom; } >"$WORK/magic"
 bad_input empty "$WORK/empty" "empty file"
 bad_input random "$WORK/random" "not a perf.data file"
+bad_input magic-only "$WORK/magic" "."
 bad_input text "$ROOT/README.md" "not a perf.data file"
 bad_input missing "$WORK/nonexistent" "No such file"
+bad_input directory "$WORK" "."
 [ -f "$WORK/trunc.data" ] && bad_input truncated "$WORK/trunc.data" "truncated"
+if [ -f "$WORK/corrupt.data" ]; then
+	"$OFFCPU" report -i "$WORK/corrupt.data" >"$WORK/o" 2>"$WORK/e"
+	rc=$?
+	[ $rc -le 1 ] && pass report-bad-corrupt || fail report-bad-corrupt "exit $rc: $(head -c 200 "$WORK/e")"
+fi
+for a in "--top x" "--sort foo" "--pid 0" "--min-percent 200" "--bogus"; do
+	# shellcheck disable=SC2086
+	"$OFFCPU" report $a >"$WORK/o" 2>"$WORK/e"
+	rc=$?
+	[ $rc -eq 1 ] && [ "$(grep -c . "$WORK/e")" -eq 1 ] && pass "report-option-${a%% *}" \
+		|| fail "report-option-${a%% *}" "exit $rc: $(head -c 200 "$WORK/e")"
+done

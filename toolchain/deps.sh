@@ -9,7 +9,7 @@ PKGS=(
 	gcc-12-aarch64-linux-gnu gcc-12-s390x-linux-gnu
 	binutils-aarch64-linux-gnu binutils-s390x-linux-gnu
 	qemu-user-static qemu-system-x86 qemu-system-arm qemu-system-misc
-	linux-perf dwarves python3
+	linux-perf dwarves python3 librsvg2-bin
 )
 
 missing=()
