@@ -11,11 +11,14 @@ SECS=${FUZZ_SECONDS:-60}
 CFLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -I$ROOT/src -I$ROOT/bpf"
 mkdir -p "$OUT" "$HERE/crashes"
 status=0
-for name in perf_data btf_archive elf; do
+for name in perf_data btf_archive elf report; do
+	corpus=$name extra=()
 	case $name in
 	perf_data) srcs=("$ROOT/src/perf_data.c") libs=() ;;
 	btf_archive) srcs=("$ROOT/src/btf_archive.c") libs=(-lz) ;;
-	elf) srcs=("$ROOT/src/symbolize.c") libs=(-lelf -lz) ;;
+	elf) srcs=("$ROOT/src/symbolize.c" "$ROOT/src/build_id.c") libs=(-lelf -lz) ;;
+	report) srcs=("$ROOT"/src/{report,perf_data,symbolize,flamegraph,build_id}.c)
+		libs=(-lelf -lz) corpus=perf_data extra=(-close_fd_mask=2) ;;
 	esac
 	if ! clang $CFLAGS "$HERE/fuzz_$name.c" "${srcs[@]}" "${libs[@]}" -o "$OUT/fuzz_$name"; then
 		echo "fuzz: cannot build fuzz_$name" >&2
@@ -23,9 +26,9 @@ for name in perf_data btf_archive elf; do
 		continue
 	fi
 	mkdir -p "$OUT/corpus-$name"
-	if "$OUT/fuzz_$name" -max_total_time="$SECS" -max_len=65536 \
+	if "$OUT/fuzz_$name" -max_total_time="$SECS" -max_len=65536 "${extra[@]}" \
 		-artifact_prefix="$HERE/crashes/$name-" "$OUT/corpus-$name" \
-		"$HERE/corpus/$name" >"$OUT/$name.log" 2>&1; then
+		"$HERE/corpus/$corpus" >"$OUT/$name.log" 2>&1; then
 		echo "fuzz_$name: $(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$OUT/$name.log") runs in ${SECS}s, no finding"
 	else
 		echo "fuzz_$name: FINDING, see $OUT/$name.log and tests/fuzz/crashes/"
