@@ -85,6 +85,21 @@ static void put_escaped(FILE *out, const char *s, size_t max)
 	}
 }
 
+/* The name, cut to FIT characters with ".." as flamegraph.pl does. */
+static void put_label(FILE *out, const char *name, double x, int y, size_t fit)
+{
+	size_t len = strlen(name);
+
+	fprintf(out, "<text x=\"%.1f\" y=\"%d\">", x, y);
+	if (len <= fit) {
+		put_escaped(out, name, len);
+	} else {
+		put_escaped(out, name, fit - 2);
+		fputs("..", out);
+	}
+	fputs("</text>", out);
+}
+
 static unsigned hash(const char *s)
 {
 	unsigned h = 2166136261u;
@@ -120,11 +135,8 @@ static void draw(const struct flame *f, const struct node *n, FILE *out, double 
 	fprintf(out, " (%.2f ms, %.2f%%)</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
 		"fill=\"%s\" rx=\"2\"/>", n->value / 1e6, 100.0 * n->value / f->root.value,
 		x, y, w, ROW - 1, fill);
-	if (w > 3 * FONT_W) {
-		fprintf(out, "<text x=\"%.1f\" y=\"%d\">", x + 3, y + ROW - 5);
-		put_escaped(out, n->name, (size_t)((w - 6) / FONT_W));
-		fputs("</text>", out);
-	}
+	if (w > 3 * FONT_W)
+		put_label(out, n->name, x + 3, y + ROW - 5, (size_t)((w - 6) / FONT_W));
 	fputs("</g>\n", out);
 	for (size_t i = 0; i < n->nr_kids; i++) {
 		draw(f, n->kids[i], out, x, level + 1, scale);

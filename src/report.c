@@ -708,11 +708,13 @@ static int write_svg(struct report *r)
 
 static void warn_missing(const struct report *r)
 {
-	size_t n = sym_nr_missing(r->sym);
+	const char *first;
+	size_t n = sym_nr_missing(r->sym, &first);
 
 	if (n)
-		fprintf(stderr, "offcpu: report: warning: %zu recorded file%s not found here: their frames are [unknown]%s\n",
-			n, n > 1 ? "s" : "", r->o.symfs ? "" : " (--symfs DIR?)");
+		fprintf(stderr, "offcpu: report: warning: %s%s not found: %s frames are [unknown]%s\n",
+			first, n > 1 ? " and other files" : "", n > 1 ? "their" : "its",
+			r->o.symfs ? "" : " (--symfs DIR?)");
 }
 
 static void cleanup(struct report *r)

@@ -76,6 +76,7 @@ struct symbolizer {
 	uint64_t ktext;		/* _text in kallsyms */
 	uint64_t kdelta;	/* added to recorded kernel addresses */
 	size_t missing;
+	char *first_missing;
 	bool own_vdso;		/* the running kernel is the recorded one */
 };
 
@@ -449,7 +450,9 @@ static void load_dso(struct symbolizer *s, struct dso *d)
 		return;
 	fd = open_regular(path);
 	if (fd < 0) {
-		s->missing++;
+		/* memfd files are anonymous memory: nowhere to find them. */
+		if (strncmp(d->path, "/memfd:", 7) && !s->missing++)
+			s->first_missing = strdup(path);
 		return;
 	}
 	/* ELF_C_READ, not MMAP: a file truncated under us must not SIGBUS. */
@@ -806,8 +809,9 @@ void sym_same_kernel(struct symbolizer *s)
 	s->own_vdso = true;
 }
 
-size_t sym_nr_missing(const struct symbolizer *s)
+size_t sym_nr_missing(const struct symbolizer *s, const char **first)
 {
+	*first = s->first_missing ? s->first_missing : "?";
 	return s->missing;
 }
 
@@ -837,6 +841,7 @@ void sym_free(struct symbolizer *s)
 	table_free(&s->procs, free_proc);
 	table_free(&s->comms, free);
 	symtab_free(&s->ksyms);
+	free(s->first_missing);
 	free(s->symfs);
 	free(s);
 }

@@ -22,7 +22,7 @@ struct symbolizer *sym_new(const char *symfs, const char *kallsyms);
 void sym_free(struct symbolizer *s);
 
 /* Mapped files that samples needed but were not found (see --symfs). */
-size_t sym_nr_missing(const struct symbolizer *s);
+size_t sym_nr_missing(const struct symbolizer *s, const char **first);
 
 /* The running kernel is the recorded one: [vdso] frames resolve in our vdso. */
 void sym_same_kernel(struct symbolizer *s);
