@@ -603,7 +603,8 @@ static struct dso *map_dso(struct symbolizer *s, const char *filename)
 	char path[4096];
 	size_t len = strnlen(filename, sizeof(path) - 1);
 
-	if (filename[0] != '/' && strcmp(filename, "[vdso]"))
+	/* perf names anonymous executable memory "//anon". */
+	if ((filename[0] != '/' && strcmp(filename, "[vdso]")) || filename[1] == '/')
 		return NULL;
 	memcpy(path, filename, len);
 	path[len] = '\0';
