@@ -36,8 +36,8 @@ struct agg {
 	char *key;		/* "comm;root;...;leaf" */
 	uint32_t id;		/* pid, tid with --per-thread, 0 when merged by name */
 	uint32_t pid;
-	char thread[16];	/* a thread's name, for per-process entries */
-	bool threads;		/* more than one thread name */
+	char threads[80];	/* "name,name": the threads' names, per process */
+	bool more;		/* names that did not fit */
 	uint64_t total, count;
 };
 
@@ -223,6 +223,28 @@ static int grow(struct report *r)
 	return 0;
 }
 
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
+static void add_thread(struct agg *a, const char *name)
+{
+	size_t len = strlen(a->threads);
+
+	if (in_list(a->threads, name))
+		return;
+	if (len + strlen(name) + 2 > sizeof(a->threads))
+		a->more = true;
+	else
+		snprintf(a->threads + len, sizeof(a->threads) - len, "%s%s", len ? "," : "", name);
+}
+
 static int add(struct report *r, const char *key, const struct pd_sample *s,
 	       const char *thread)
 {
@@ -238,11 +260,9 @@ static int add(struct report *r, const char *key, const struct pd_sample *s,
 			return -1;
 		a->id = id;
 		a->pid = s->pid;
-		snprintf(a->thread, sizeof(a->thread), "%s", thread);
 		r->n++;
-	} else if (strcmp(a->thread, thread)) {
-		a->threads = true;
 	}
+	add_thread(a, thread);
 	a->total += s->period;
 	a->count++;
 	return 0;
@@ -312,16 +332,6 @@ static void build_key(struct report *r, const struct pd_sample *s, const char *c
 		pos = append(r->buf, pos, len, sym_kernel(r->sym, c.k[i]), KERNEL_SUFFIX);
 	if (!c.nu && !c.nk)
 		append(r->buf, pos, len, "[no stack]", "");
-}
-
-static bool in_list(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
-			return true;
-	return false;
 }
 
 static bool selected(const struct report *r, const struct pd_sample *s,
@@ -606,10 +616,10 @@ static void print_owner(struct report *r, const struct agg *a)
 			printf(" (process %s/%u)", sym_proc_comm(r->sym, a->pid, a->pid), a->pid);
 	} else {
 		printf("%.*s/%u", len, a->key, a->pid);
-		if (a->threads)
-			printf(" (threads %s, ...)", a->thread);
-		else if ((int)strlen(a->thread) != len || strncmp(a->thread, a->key, len))
-			printf(" (thread %s)", a->thread);
+		if (strchr(a->threads, ',') || a->more)
+			printf(" (threads %s%s)", a->threads, a->more ? ",..." : "");
+		else if ((int)strlen(a->threads) != len || strncmp(a->threads, a->key, len))
+			printf(" (thread %s)", a->threads);
 	}
 	printf("\n");
 }
