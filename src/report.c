@@ -153,6 +153,7 @@ static int parse_value(struct report_opts *o, int c, const char *arg)
 	return -1;
 }
 
+/* 0 to go on, 1 after --help, -1 on a bad option (message printed). */
 static int parse_opts(struct report_opts *o, int argc, char **argv)
 {
 	int c;
@@ -169,7 +170,7 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 		case 'k': o->kallsyms = optarg; break;
 		case 'T': o->per_thread = true; break;
 		case 'f': o->folded = true; break;
-		case 'h': usage(stdout); exit(0);
+		case 'h': usage(stdout); return 1;
 		case '?':
 		case ':':
 			fprintf(stderr, "offcpu: report: bad option '%s' (try offcpu report --help)\n",
@@ -744,8 +745,14 @@ int report_main(int argc, char **argv)
 	char err[256];
 	int ret = 1;
 
-	if (!r || parse_opts(&r->o, argc, argv))
+	if (!r)
 		goto out;
+	ret = parse_opts(&r->o, argc, argv);
+	if (ret) {
+		ret = ret > 0 ? 0 : 1;
+		goto out;
+	}
+	ret = 1;
 	if (pd_read_file(&r->file, r->o.input, err, sizeof(err))) {
 		fprintf(stderr, "offcpu: report: %s\n", err);
 		goto out;
