@@ -357,12 +357,18 @@ static bool build_id_matches(struct dso *d, Elf *elf, const char *path)
 	return false;
 }
 
-/* A regular file only: a FIFO or device named by a recording must not hang us. */
+/*
+ * A regular file only: a FIFO or device named by a recording must not hang
+ * us, and opening some devices has effects (a watchdog starts), so stat first.
+ */
 static int open_regular(const char *path)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int fd;
 
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !st.st_size) {
