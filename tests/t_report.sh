@@ -131,11 +131,15 @@ record_checks() {
 		|| fail report-no-warnings "$(head -n 1 "$WORK/text.err")"
 
 	"$OFFCPU" report -i "$WORK/r.data" --folded --per-thread >"$WORK/folded" 2>/dev/null
-	perf_folded >"$WORK/perf.folded"
-	check report-folded-matches-perf-script compare_folded "$WORK/folded" "$WORK/perf.folded"
-	perf report -i "$WORK/r.data" --stdio --no-children --sort pid -F pid,period -g none \
-		2>/dev/null >"$WORK/perf.pid"
-	check report-totals-match-perf-report compare_per_thread "$WORK/folded" "$WORK/perf.pid"
+	if command -v perf >/dev/null; then
+		perf_folded >"$WORK/perf.folded"
+		check report-folded-matches-perf-script compare_folded "$WORK/folded" "$WORK/perf.folded"
+		perf report -i "$WORK/r.data" --stdio --no-children --sort pid -F pid,period -g none \
+			2>/dev/null >"$WORK/perf.pid"
+		check report-totals-match-perf-report compare_per_thread "$WORK/folded" "$WORK/perf.pid"
+	else
+		skip report-matches-perf "perf is not installed (linux-perf, toolchain/deps.sh)"
+	fi
 	"$OFFCPU" report -i "$WORK/r.data" --folded >"$WORK/folded.proc"
 	check report-folded-per-process-total python3 -c '
 import sys
@@ -165,6 +169,10 @@ sys.exit(0 if abs(a - b) <= 10 else f"{a} vs {b} us")' "$WORK/folded.proc" "$WOR
 # build-id, so this records sleep(1) and alters libc's.
 build_id_checks() {
 	local lib
+	if ! command -v perf >/dev/null; then
+		skip report-build-id-mismatch "perf is not installed (perf buildid-list finds libc)"
+		return
+	fi
 	"$OFFCPU" -o "$WORK/s.data" -- sleep 0.2 >/dev/null 2>&1
 	lib=$(perf buildid-list -i "$WORK/s.data" 2>/dev/null | awk '$2 ~ /\/libc\.so/ { print $2; exit }')
 	if [ -z "$lib" ] || [ ! -f "$lib" ]; then
