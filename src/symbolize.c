@@ -654,7 +654,7 @@ void sym_fork(struct symbolizer *s, uint32_t pid, uint32_t ppid, uint32_t tid,
 	child->n = 0;
 	child->dead = false;
 	parent = get_proc(s, ppid, false);
-	if (!parent || reserve_maps(child, parent->n))
+	if (!parent || !parent->n || reserve_maps(child, parent->n))
 		return;
 	memcpy(child->maps, parent->maps, parent->n * sizeof(struct map));
 	child->n = parent->n;
