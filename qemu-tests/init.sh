@@ -1,7 +1,7 @@
 #!/bin/busybox sh
 # /init of the matrix initramfs: mount what offcpu needs, run the checks,
 # send the results (and the perf.data, base64) over the console between
-# @@BEGIN/@@END markers, power off.
+# @@BEGIN/@@END markers, power off.  The host reads the markers (run.sh).
 /bin/busybox mkdir -p /bin /proc /sys /dev /tmp
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
@@ -11,6 +11,9 @@ mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 echo 1 > /proc/sys/kernel/printk 2>/dev/null
+# Seconds the recording may take before it counts as hung (the workload
+# itself runs 2 s plus ~1 s at start and exit).
+RECORD_LIMIT=40
 
 section() {	# NAME CMD...: output and exit status of CMD between markers
 	name=$1
@@ -20,15 +23,39 @@ section() {	# NAME CMD...: output and exit status of CMD between markers
 	echo "@@END $name rc=$?"
 }
 
+# Where every thread of offcpu and the workload sleeps, for a hung recording.
+hang_report() {
+	for t in /proc/[0-9]*/task/[0-9]*; do
+		comm=$(cat "$t/comm" 2>/dev/null) || continue
+		case $comm in offcpu|blocker|bl-*) ;; *) continue ;; esac
+		echo "-- $t $comm state=$(cut -d' ' -f3 "$t/stat") wchan=$(cat "$t/wchan" 2>/dev/null)"
+		cat "$t/stack" 2>/dev/null
+	done
+}
+
 section uname uname -r -m
 section probe /offcpu probe
-/offcpu -v -o /tmp/perf.data -- /blocker -t 2 >/tmp/workload.out 2>/tmp/record.err
+/offcpu -v -o /tmp/perf.data -- /blocker -t 2 >/tmp/workload.out 2>/tmp/record.err &
+pid=$!
+i=0
+while kill -0 $pid 2>/dev/null && [ $i -lt $RECORD_LIMIT ]; do
+	sleep 1
+	i=$((i + 1))
+done
+if kill -0 $pid 2>/dev/null; then
+	section hang hang_report
+	kill -INT $pid
+	sleep 5
+	kill -KILL $pid 2>/dev/null
+fi
+wait $pid
 rc=$?
 echo "@@BEGIN record"
 cat /tmp/record.err
 echo "@@END record rc=$rc"
 section workload cat /tmp/workload.out
 section report /offcpu report -i /tmp/perf.data -n 8
+section folded /offcpu report -T -i /tmp/perf.data --folded
 echo "@@BEGIN perfdata"
 gzip -c /tmp/perf.data | base64
 echo "@@END perfdata rc=0"

@@ -2,29 +2,53 @@
 # The kernel matrix: boot each board's Debian kernels under QEMU (TCG) with
 # an initramfs holding busybox, the static offcpu and the blocker workload,
 # record the workload in the guest, and check the guest's perf.data with the
-# host's perf.  Prints PASS/FAIL/SKIP per cell and writes qemu-tests/RESULTS.md.
+# host's perf and the guest's own `offcpu report`.  Prints one line per cell,
+#   PASS <cell> (...) | FAIL <cell>: why | SKIP <cell>: why
+# then a table, also written to build/qemu/RESULTS.md (and to
+# qemu-tests/RESULTS.md when the whole matrix ran).
 #
-#   qemu-tests/run.sh [CELL...]     CELL: x86_64-6.1, arm64-trixie, s390x ...
+#   qemu-tests/run.sh [CELL...]   CELL: x86_64-6.1, arm64-trixie, s390x (a board)
+# Environment: QEMU_TIMEOUT (s per boot, 120), QEMU_JOBS (cells at once, 1).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
-CACHE=${OFFCPU_CACHE:-$HOME/.cache/offcpu}
 OUT=$ROOT/build/qemu
 TIMEOUT=${QEMU_TIMEOUT:-120}
+JOBS=${QEMU_JOBS:-1}
 declare -A VERSION_OF=([bullseye]=5.10 [bookworm]=6.1 [trixie]=6.12 [sid]=7.x)
 SUITES=(bullseye bookworm trixie sid)
+BOARDS=()
+for mk in "$ROOT"/board/*.mk; do BOARDS+=("$(basename "$mk" .mk)"); done
 
 board_var() { awk -v k="$2" '$1 == k { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$ROOT/board/$1.mk"; }
 
-wanted() {	# BOARD SUITE: is this cell selected?
-	local c
-	[ ${#CELLS[@]} -eq 0 ] && return 0
-	for c in "${CELLS[@]}"; do
-		case $c in
-		"$1"|"$1-$2"|"$1-${VERSION_OF[$2]}") return 0 ;;
-		esac
-	done
-	return 1
+has_suite() { [[ " $(board_var "$1" KERNEL_SUITES) " == *" $2 "* ]]; }
+
+# The cells to run, "board suite" per line; the verdicts of unknown names
+# (FAIL) and of cells the board has no kernel for (SKIP) go to fd 3.
+select_cells() {
+	local c b s hit
+	if [ $# -eq 0 ]; then
+		for b in "${BOARDS[@]}"; do
+			for s in $(board_var "$b" KERNEL_SUITES); do echo "$b $s"; done
+		done
+		return
+	fi
+	for c in "$@"; do
+		hit=""
+		for b in "${BOARDS[@]}"; do
+			for s in "${SUITES[@]}"; do
+				case $c in "$b"|"$b-$s"|"$b-${VERSION_OF[$s]}") ;; *) continue ;; esac
+				hit=1
+				if has_suite "$b" "$s"; then
+					echo "$b $s"
+				elif [ "$c" != "$b" ]; then
+					echo "SKIP $b-${VERSION_OF[$s]}: Debian $s has no $(board_var "$b" DEB_ARCH) kernel" >&3
+				fi
+			done
+		done
+		[ -n "$hit" ] || echo "FAIL $c: unknown cell (boards: ${BOARDS[*]}; suites or versions: ${SUITES[*]} ${VERSION_OF[*]})" >&3
+	done | awk '!seen[$0]++'
 }
 
 # The initramfs tree doubles as perf's --symfs: same paths as in the guest.
@@ -47,6 +71,9 @@ section() {	# LOG NAME: the text between @@BEGIN NAME and @@END NAME
 
 section_rc() { tr -d '\r' < "$1" | sed -n "s/^@@END $2 rc=\([0-9]*\).*/\1/p" | head -1; }
 
+booted() { tr -d '\r' < "$1" | grep -q '@@BEGIN uname'; }
+finished() { tr -d '\r' < "$1" | grep -q '^@@DONE'; }
+
 boot() {	# BOARD KERNEL LOG
 	local board=$1 kernel=$2 log=$3 console machine
 	console=$(board_var "$board" QEMU_CONSOLE)
@@ -58,12 +85,24 @@ boot() {	# BOARD KERNEL LOG
 		</dev/null >"$log" 2>&1
 }
 
+# s390 got perf_callchain_user() only in Linux 6.7 (commit 504b73d00a55):
+# older s390 kernels record no user frames at all, whatever the tool does.
+kernel_walks_user_stacks() {	# BOARD KERNEL-RELEASE
+	local major minor
+	IFS=. read -r major minor _ <<< "$2"
+	[ "$1" != s390x ] || [ "$major" -gt 6 ] || { [ "$major" -eq 6 ] && [ "$minor" -ge 7 ]; }
+}
+
 # Verdict of one cell; sets REASON, VARIANT, BTF, NOTE.
 check_cell() {
-	local board=$1 dir=$2 log=$2/console.log
+	local board=$1 dir=$2 log=$2/console.log release stacks user
 	VARIANT=$(section "$log" probe | sed -n 's/^variant: //p')
 	BTF=$(section "$log" probe | sed -n 's/^btf: //p' | cut -d' ' -f1)
-	if ! grep -q '^@@DONE' <(tr -d '\r' < "$log"); then
+	if [ -n "$(section "$log" hang)" ]; then
+		REASON="recording hung; $(section "$log" hang | grep -m3 '^--' | tr '\n' ' ')"
+		return 1
+	fi
+	if ! finished "$log"; then
 		REASON="guest did not finish (timeout ${TIMEOUT}s or crash): $(tr -d '\r' < "$log" | grep -v '^$' | tail -n 2 | tr '\n' ' ')"
 		return 1
 	fi
@@ -76,83 +115,96 @@ check_cell() {
 		return 1
 	fi
 	section "$log" workload > "$dir/workload.out"
-	section "$log" perfdata | base64 -d | gunzip > "$dir/perf.data" 2>/dev/null
+	section "$log" report > "$dir/report.txt"
+	section "$log" folded > "$dir/folded.txt"
+	section "$log" perfdata | base64 -d 2>/dev/null | gunzip > "$dir/perf.data" 2>/dev/null
 	if [ ! -s "$dir/perf.data" ]; then
 		REASON="no perf.data came back"
 		return 1
 	fi
-	if python3 "$ROOT/tests/perf_check.py" compare "$dir/perf.data" "$dir/workload.out" \
-		--symfs "$OUT/$board/root" >"$dir/check.out" 2>&1; then
-		NOTE="user+kernel stacks, times within 10 %"
-	elif section "$log" record > "$dir/record.txt" &&
-	     grep -q 'user stacks not recorded' "$dir/record.txt"; then
-		# The kernel cannot walk user stacks here (bpf_get_stackid fails):
-		# check what it can do, the time per blocking thread.
-		if ! python3 "$ROOT/tests/perf_check.py" threads "$dir/perf.data" \
-			"$dir/workload.out" >"$dir/check.out" 2>&1; then
-			REASON="per-thread check: $(tail -n 1 "$dir/check.out")"
+	if ! stacks=$(python3 "$HERE/check.py" stacks "$dir/perf.data" --symfs "$OUT/$board/root" 2>&1); then
+		REASON="perf script: $(tail -n 1 <<< "$stacks")"
+		return 1
+	fi
+	# user=N% umax=N kmax=N samples=N
+	user=$(sed -n 's/.*user=\([0-9]*\)%.*/\1/p' <<< "$stacks")
+	release=$(section "$log" uname | cut -d' ' -f1)
+	if kernel_walks_user_stacks "$board" "$release"; then
+		if [ "${user:-0}" -eq 0 ]; then
+			REASON="no user stacks, though this kernel can walk them ($stacks)"
 			return 1
 		fi
-		NOTE="kernel walks no user stacks: per-thread times within 10 %"
+		STACKS="user stacks in $user % of samples (up to $(sed 's/.*umax=\([0-9]*\).*/\1/' <<< "$stacks") frames)"
+		set -- compare --symfs "$OUT/$board/root"
+		NOTE="per function within 10 %"
 	else
-		REASON="perf check: $(tail -n 1 "$dir/check.out")"
+		STACKS="kernel walks no user stacks (s390 < 6.7): $user % with user frames"
+		set -- threads
+		NOTE="per thread within 10 %"
+	fi
+	if ! python3 "$ROOT/tests/perf_check.py" "$1" "$dir/perf.data" "$dir/workload.out" \
+		"${@:2}" >"$dir/check.out" 2>&1; then
+		REASON="perf script $1: $(tail -n 1 "$dir/check.out")"
 		return 1
 	fi
-	section "$log" report > "$dir/report.txt"
-	if [ "$(section_rc "$log" report)" != 0 ] ||
-	   ! grep -qE "bl-sleep|blocker_nanosleep" "$dir/report.txt"; then
-		REASON="on-device report: $(tail -n 1 "$dir/report.txt")"
+	[ "$1" = threads ] && set -- --threads || set --
+	if [ "$(section_rc "$log" folded)" != 0 ] ||
+	   ! python3 "$HERE/check.py" folded "$dir/folded.txt" "$dir/workload.out" "$@" \
+		>"$dir/folded.out" 2>&1; then
+		REASON="on-device offcpu report: $(tail -n 1 "$dir/folded.out" "$dir/folded.txt" 2>/dev/null | grep -v '^==' | tr '\n' ' ' | cut -c1-200)"
 		return 1
 	fi
+	NOTE="perf script and on-device report: $NOTE"
 	return 0
 }
 
 run_cell() {	# BOARD SUITE
-	local board=$1 suite=$2 cell=$1-${VERSION_OF[$2]} dir info kernel pkg ver start
+	local board=$1 suite=$2 cell=$1-${VERSION_OF[$2]} dir info kernel pkg ver start secs
+	local verdict=PASS retried=""
 	dir=$OUT/$board/$suite
 	mkdir -p "$dir"
+	rm -f "$dir/row" "$dir/console.hung.log"
 	if ! info=$("$HERE/fetch.sh" kernel "$board" "$suite" 2>"$dir/fetch.err"); then
-		RESULT[$cell]="FAIL|fetch failed|||"
+		echo "FAIL|fetch failed||||" > "$dir/row"
 		echo "FAIL $cell: kernel fetch failed: $(tail -n 1 "$dir/fetch.err")"
 		return
 	fi
 	IFS=$'\t' read -r kernel pkg ver <<< "$info"
 	start=$(date +%s)
 	boot "$board" "$kernel" "$dir/console.log"
-	local secs=$(( $(date +%s) - start )) verdict=PASS retried=""
-	# A guest that hangs during boot under TCG (seen once in ~50 boots) gets
-	# one more try; the cell says so.
-	if ! grep -q '^@@DONE' <(tr -d '\r' < "$dir/console.log"); then
+	# A guest that hangs before /init runs under TCG (seen once in ~50
+	# boots) gets one more try; the cell says so.  A hang after that is
+	# the tool's and fails the cell.
+	if ! booted "$dir/console.log"; then
 		cp "$dir/console.log" "$dir/console.hung.log"
 		boot "$board" "$kernel" "$dir/console.log"
-		secs=$(( $(date +%s) - start ))
 		retried="; retried after a hung boot"
 	fi
-	REASON="" VARIANT="" BTF="" NOTE=""
+	secs=$(( $(date +%s) - start ))
+	REASON="" VARIANT="" BTF="" NOTE="" STACKS=""
 	check_cell "$board" "$dir" || verdict=FAIL
 	NOTE+=$retried
-	RESULT[$cell]="$verdict|$ver|$VARIANT|$BTF|${secs}s|$NOTE"
+	echo "$verdict|$ver|$VARIANT|$BTF|${secs}s|$STACKS|$NOTE" > "$dir/row"
 	if [ $verdict = PASS ]; then
-		echo "PASS $cell ($pkg $ver, $VARIANT, btf $BTF, ${secs}s; $NOTE)"
+		echo "PASS $cell ($pkg $ver, $VARIANT, btf $BTF, ${secs}s; $STACKS; $NOTE)"
 	else
 		echo "FAIL $cell: $REASON ($pkg $ver, ${secs}s)"
 	fi
 }
 
-table() {
-	local board suite r
+table() {	# the cells run now, from their row files
+	local board suite row
 	echo "| board | 5.10 (bullseye) | 6.1 (bookworm) | 6.12 (trixie) | 7.x (sid) |"
 	echo "|---|---|---|---|---|"
-	for mk in "$ROOT"/board/*.mk; do
-		board=$(basename "$mk" .mk)
+	for board in "${BOARDS[@]}"; do
 		printf '| %s |' "$board"
 		for suite in "${SUITES[@]}"; do
-			r=${RESULT[$board-${VERSION_OF[$suite]}]:-}
-			if [ -n "$r" ]; then
-				IFS='|' read -r v ver var btf secs note <<< "$r"
-				printf ' **%s** %s<br>%s, btf %s, %s%s |' "$v" "$ver" "$var" "$btf" "$secs" \
-					"${note:+<br>$note}"
-			elif [[ " $(board_var "$board" KERNEL_SUITES) " == *" $suite "* ]]; then
+			row=$OUT/$board/$suite/row
+			if [[ " ${RAN[*]} " == *" $board-$suite "* ]] && [ -s "$row" ]; then
+				IFS='|' read -r v ver var btf secs stacks note < "$row"
+				printf ' **%s** %s<br>%s, btf %s<br>%s<br>%s, %s |' "$v" "$ver" "$var" \
+					"$btf" "$stacks" "$note" "$secs"
+			elif has_suite "$board" "$suite"; then
 				printf ' not run |'
 			else
 				printf ' n/a |'
@@ -162,34 +214,48 @@ table() {
 	done
 }
 
-CELLS=("$@")
-declare -A RESULT
 mkdir -p "$OUT"
-for mk in "$ROOT"/board/*.mk; do
-	board=$(basename "$mk" .mk)
-	selected=()
-	for suite in $(board_var "$board" KERNEL_SUITES); do
-		wanted "$board" "$suite" && selected+=("$suite")
-	done
-	[ ${#selected[@]} -gt 0 ] || continue
+select_cells "$@" 3>&1 >"$OUT/cells" | tee "$OUT/early.verdicts"
+mapfile -t SELECTED < "$OUT/cells"
+RAN=()
+start=$(date +%s)
+# Binaries and initramfs first (make is not safe to run twice at once).
+declare -A READY=()
+for board in "${BOARDS[@]}"; do
+	printf '%s\n' "${SELECTED[@]}" | grep -q "^$board " || continue
 	mkdir -p "$OUT/$board"
-	if ! make_initramfs "$board" 2>"$OUT/$board/initramfs.err"; then
-		for suite in "${selected[@]}"; do
-			echo "FAIL $board-${VERSION_OF[$suite]}: initramfs: $(tail -n 1 "$OUT/$board/initramfs.err")"
-		done
+	if make_initramfs "$board" 2>"$OUT/$board/initramfs.err"; then
+		READY[$board]=1
+	fi
+done
+for cell in "${SELECTED[@]}"; do
+	read -r board suite <<< "$cell"
+	if [ -z "${READY[$board]:-}" ]; then
+		echo "FAIL $board-${VERSION_OF[$suite]}: initramfs: $(tail -n 1 "$OUT/$board/initramfs.err")" |
+			tee -a "$OUT/early.verdicts"
 		continue
 	fi
-	for suite in "${selected[@]}"; do
-		run_cell "$board" "$suite"
-	done
+	RAN+=("$board-$suite")
+	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+	run_cell "$board" "$suite" &
 done
+wait
+secs=$(( $(date +%s) - start ))
 {
 	echo "# QEMU kernel matrix"
 	echo
-	echo "Generated by \`make qemu-test\` on $(date -u +%Y-%m-%d); Debian kernel package versions as booted."
+	echo "Generated by \`make qemu-test\` on $(date -u +%Y-%m-%d) in ${secs} s" \
+		"($JOBS cell(s) at a time, QEMU TCG, $(nproc) cores); Debian kernel package versions as booted."
 	echo
 	table
 } > "$OUT/RESULTS.md"
-[ ${#CELLS[@]} -eq 0 ] && cp "$OUT/RESULTS.md" "$HERE/RESULTS.md"
+[ $# -eq 0 ] && cp "$OUT/RESULTS.md" "$HERE/RESULTS.md"
 echo
-table
+cat "$OUT/RESULTS.md"
+# Exit status: 1 when any cell failed.
+status=0
+grep -q '^FAIL' "$OUT/early.verdicts" && status=1
+for c in "${RAN[@]}"; do
+	grep -q '^PASS' "$OUT/${c%%-*}/${c#*-}/row" 2>/dev/null || status=1
+done
+exit $status

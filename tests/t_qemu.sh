@@ -17,6 +17,8 @@ while read -r verdict rest; do
 	SKIP) skip "qemu-$cell" "${rest#*: }" ;;
 	esac
 done < <(grep -E '^(PASS|FAIL|SKIP) ' "$WORK/matrix.log")
+grep -qE '^(PASS|FAIL|SKIP) ' "$WORK/matrix.log" ||
+	fail qemu "run.sh printed no verdict: $(tail -n 2 "$WORK/matrix.log" | tr '\n' ' ')"
 
 be=$ROOT/build/qemu/s390x/trixie/perf.data
 if [ -s "$be" ]; then
