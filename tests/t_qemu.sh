@@ -26,3 +26,17 @@ if [ -s "$be" ]; then
 	grep -q 'blocker_nanosleep' "$WORK/be" && pass qemu-report-reads-big-endian \
 		|| fail qemu-report-reads-big-endian "$(head -c 200 "$WORK/be")"
 fi
+
+# The cell checks must be able to fail: the same guest output against a
+# workload that claims 30 % more blocked time.
+fo=$ROOT/build/qemu/x86_64/trixie
+if [ -s "$fo/folded.txt" ] && [ -s "$fo/workload.out" ]; then
+	awk '$1 == "path" { $3 = sprintf("%.0f", $3 * 1.3) } 1' "$fo/workload.out" > "$WORK/wrong.out"
+	if python3 "$ROOT/qemu-tests/check.py" folded "$fo/folded.txt" "$WORK/wrong.out" >/dev/null 2>&1 ||
+	   python3 "$ROOT/tests/perf_check.py" compare "$fo/perf.data" "$WORK/wrong.out" \
+		--symfs "$ROOT/build/qemu/x86_64/root" >/dev/null 2>&1; then
+		fail qemu-checks-can-fail "a 30 % wrong workload measurement passed"
+	else
+		pass qemu-checks-can-fail
+	fi
+fi
