@@ -2,13 +2,14 @@
 # `make fuzz`: every libFuzzer harness for FUZZ_SECONDS (default 60) each,
 # from the committed seeds; a crash fails and its input is kept in
 # tests/fuzz/crashes/ (add it to the seeds once fixed, as a regression test).
+# -fno-sanitize-recover: a UBSan report stops the run, so it is a finding too.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$(dirname "$HERE")")
 CACHE=${OFFCPU_CACHE:-$HOME/.cache/offcpu}
 OUT=$ROOT/build/fuzz
 SECS=${FUZZ_SECONDS:-60}
-CFLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -I$ROOT/src -I$ROOT/bpf"
+CFLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I$ROOT/src -I$ROOT/bpf"
 mkdir -p "$OUT" "$HERE/crashes"
 status=0
 for name in perf_data btf_archive elf report; do
