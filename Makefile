@@ -128,7 +128,7 @@ UNIT_SRCS := tests/unit/test_units.c src/perf_data.c src/btf_archive.c src/cli.c
 # test_perf_data only once its source exists (it is being written).
 unit: build/unit/test_units build/unit/gen_perf_data \
 	$(if $(wildcard tests/unit/test_perf_data.c),build/unit/test_perf_data) \
-	build/unit/test_symbolize
+	build/unit/test_symbolize build/unit/test_proc
 # perf.data writer/reader alone (no libbpf); gen_perf_data feeds real perf.
 PD_UNIT_CFLAGS := $(COMMON_CFLAGS) -g -O0 -fno-omit-frame-pointer
 build/unit/test_perf_data: tests/unit/test_perf_data.c tests/unit/swap_perf_data.h src/perf_data.c src/perf_data.h
@@ -140,6 +140,11 @@ build/unit/test_symbolize: tests/unit/test_symbolize.c src/symbolize.c src/build
 	@mkdir -p $(@D)
 	gcc $(PD_UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
 		tests/unit/test_symbolize.c src/symbolize.c src/build_id.c -lelf -lz -o $@
+# /proc parsers alone: real maps and status of the test itself, bad lines.
+build/unit/test_proc: tests/unit/test_proc.c src/proc_sync.c src/proc_sync.h
+	@mkdir -p $(@D)
+	gcc $(PD_UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
+		tests/unit/test_proc.c src/proc_sync.c -pthread -o $@
 build/unit/gen_perf_data: tests/unit/gen_perf_data.c tests/unit/swap_perf_data.h src/perf_data.c src/perf_data.h
 	@mkdir -p $(@D)
 	gcc $(PD_UNIT_CFLAGS) tests/unit/gen_perf_data.c src/perf_data.c -o $@

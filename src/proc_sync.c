@@ -83,7 +83,6 @@ static int emit_mmap2(uint32_t pid, uint64_t start, uint64_t end, uint64_t pgoff
 static int read_line(const char *path, char *buf, size_t size)
 {
 	FILE *f = fopen(path, "r");
-	char *nl;
 
 	if (!f)
 		return -1;
@@ -92,16 +91,61 @@ static int read_line(const char *path, char *buf, size_t size)
 		return -1;
 	}
 	fclose(f);
-	nl = strchr(buf, '\n');
-	if (nl)
-		*nl = '\0';
+	proc_parse_comm(buf);
 	return 0;
 }
 
-/* Executable mappings only, as perf synthesizes them by default. */
+void proc_parse_comm(char *buf)
+{
+	char *nl = strchr(buf, '\n');
+
+	if (nl)
+		*nl = '\0';
+}
+
+uint32_t proc_parse_id(const char *name)
+{
+	return strtoul(name, NULL, 10);
+}
+
+int proc_parse_maps_line(const char *line, struct proc_map *m)
+{
+	unsigned long long start, end, pgoff, ino;
+	char perms[8];
+	int n = 0;
+
+	m->file[0] = '\0';
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms,
+		   &pgoff, &m->maj, &m->min, &ino, &n) < 7)
+		return -1;
+	m->start = start;
+	m->end = end;
+	m->pgoff = pgoff;
+	m->ino = ino;
+	/* perms may be shorter than "rwxp" on a hostile line. */
+	m->prot = (perms[0] == 'r' ? 1 : 0) |
+		  (perms[0] && perms[1] == 'w' ? 2 : 0) |
+		  (perms[0] && perms[1] && perms[2] == 'x' ? 4 : 0);
+	sscanf(line + n, "%4095[^\n]", m->file);
+	if (!m->file[0])
+		snprintf(m->file, sizeof(m->file), "//anon");
+	return 0;
+}
+
+int proc_maps_line_emit(uint32_t pid, uint64_t id, const char *line, record_fn fn, void *ctx)
+{
+	struct proc_map m;
+
+	/* Executable mappings only, as perf synthesizes them by default. */
+	if (proc_parse_maps_line(line, &m) || !(m.prot & 4))
+		return 0;
+	return emit_mmap2(pid, m.start, m.end, m.pgoff, m.maj, m.min, m.ino, m.prot,
+			  m.file, id, fn, ctx);
+}
+
 static int sync_maps(uint32_t pid, uint64_t id, record_fn fn, void *ctx)
 {
-	char path[64], line[4096 + 256];
+	char path[64], line[PROC_MAPS_LINE];
 	FILE *f;
 	int err = 0;
 
@@ -109,25 +153,8 @@ static int sync_maps(uint32_t pid, uint64_t id, record_fn fn, void *ctx)
 	f = fopen(path, "r");
 	if (!f)
 		return 0;	/* gone meanwhile, or a kernel thread */
-	while (!err && fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, pgoff, ino;
-		unsigned maj, min;
-		char perms[8], file[4096];
-		int n = 0;
-		uint32_t prot = 0;
-
-		file[0] = '\0';
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms,
-			   &pgoff, &maj, &min, &ino, &n) < 7)
-			continue;
-		if (perms[2] != 'x')
-			continue;
-		sscanf(line + n, "%4095[^\n]", file);
-		if (!file[0])
-			snprintf(file, sizeof(file), "//anon");
-		prot = (perms[0] == 'r' ? 1 : 0) | (perms[1] == 'w' ? 2 : 0) | 4;
-		err = emit_mmap2(pid, start, end, pgoff, maj, min, ino, prot, file, id, fn, ctx);
-	}
+	while (!err && fgets(line, sizeof(line), f))
+		err = proc_maps_line_emit(pid, id, line, fn, ctx);
 	fclose(f);
 	return err;
 }
@@ -144,7 +171,7 @@ int proc_sync_pid(uint32_t pid, uint64_t id, record_fn fn, void *ctx)
 	if (!dir)
 		return 0;
 	while (!err && (d = readdir(dir))) {
-		uint32_t tid = strtoul(d->d_name, NULL, 10);
+		uint32_t tid = proc_parse_id(d->d_name);
 
 		if (!tid)
 			continue;
@@ -166,7 +193,7 @@ int proc_sync_all(uint64_t id, record_fn fn, void *ctx)
 	if (!dir)
 		return -1;
 	while (!err && (d = readdir(dir))) {
-		uint32_t pid = strtoul(d->d_name, NULL, 10);
+		uint32_t pid = proc_parse_id(d->d_name);
 
 		if (pid)
 			err = proc_sync_pid(pid, id, fn, ctx);
@@ -175,17 +202,27 @@ int proc_sync_all(uint64_t id, record_fn fn, void *ctx)
 	return err;
 }
 
+int proc_parse_kallsyms_line(const char *line, uint64_t *addr, char *sym)
+{
+	unsigned long long a;
+	char type;
+
+	if (sscanf(line, "%llx %c %127s", &a, &type, sym) != 3)
+		return -1;
+	*addr = a;
+	return 0;
+}
+
 static uint64_t kallsyms_addr(const char *name)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
-	char line[256], sym[128], type;
-	unsigned long long a;
-	uint64_t found = 0;
+	char line[256], sym[PROC_SYM_MAX];
+	uint64_t a, found = 0;
 
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %127s", &a, &type, sym) == 3 && !strcmp(sym, name)) {
+		if (!proc_parse_kallsyms_line(line, &a, sym) && !strcmp(sym, name)) {
 			found = a;
 			break;
 		}
@@ -197,15 +234,15 @@ static uint64_t kallsyms_addr(const char *name)
 int proc_kallsyms_range(const char *name, uint64_t *lo, uint64_t *hi)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
-	char line[256], sym[128], type;
-	unsigned long long a;
+	char line[256], sym[PROC_SYM_MAX];
+	uint64_t a;
 
 	*lo = 0;
 	*hi = ~0ull;
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %127s", &a, &type, sym) != 3)
+		if (proc_parse_kallsyms_line(line, &a, sym))
 			continue;
 		if (!*lo && !strcmp(sym, name))
 			*lo = a;
@@ -250,19 +287,40 @@ int proc_sync_kernel(uint64_t id, record_fn fn, void *ctx)
 	return fn(ctx, &r.h, 0);
 }
 
+int proc_parse_status(const char *buf, const char *key, uint32_t *val)
+{
+	size_t klen = strlen(key);
+
+	for (const char *l = buf; *l; l = strchrnul(l, '\n'), l += *l == '\n') {
+		const char *p = l + klen;
+
+		if (strncmp(l, key, klen) || *p != ':')
+			continue;
+		/* Within this line only: "Tgid:\n5" is not a Tgid of 5. */
+		p += strspn(p + 1, " \t") + 1;
+		if (*p < '0' || *p > '9')
+			continue;
+		*val = strtoul(p, NULL, 10);
+		return 0;
+	}
+	return -1;
+}
+
 uint32_t proc_tgid(uint32_t tid)
 {
-	char path[64], line[128];
-	unsigned tgid = 0;
+	char path[64], buf[4096];
+	uint32_t tgid = 0;
+	size_t n;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%u/status", tid);
 	f = fopen(path, "r");
 	if (!f)
 		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %u", &tgid) == 1)
-			break;
+	/* Tgid is near the top; a long Groups: line may be cut off. */
+	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
+	buf[n] = '\0';
+	proc_parse_status(buf, "Tgid", &tgid);
 	return tgid;
 }

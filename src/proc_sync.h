@@ -42,4 +42,37 @@ int proc_kallsyms_range(const char *name, uint64_t *lo, uint64_t *hi);
 /* The process a thread belongs to (Tgid of /proc/TID/status), 0 if gone. */
 uint32_t proc_tgid(uint32_t tid);
 
+/*
+ * Parsers of /proc file contents, pure so that they can be fuzzed
+ * (tests/fuzz/fuzz_proc.c): /proc is untrusted input, e.g. a file name
+ * chosen by the profiled process appears in its maps.
+ */
+#define PROC_MAPS_LINE	(4096 + 256)	/* longest maps line read at once */
+#define PROC_SYM_MAX	128
+
+struct proc_map {
+	uint64_t start, end, pgoff, ino;
+	unsigned maj, min;
+	uint32_t prot;		/* 1 read, 2 write, 4 exec */
+	char file[4096];	/* "//anon" when the mapping has no name */
+};
+
+/* One line of /proc/PID/maps (NUL-terminated); 0, or -1 if malformed. */
+int proc_parse_maps_line(const char *line, struct proc_map *m);
+
+/* MMAP2 of LINE through FN if it is an executable mapping; FN's result. */
+int proc_maps_line_emit(uint32_t pid, uint64_t id, const char *line, record_fn fn, void *ctx);
+
+/* "NAME: VALUE" of /proc/PID/status in BUF (NUL-terminated); 0 or -1. */
+int proc_parse_status(const char *buf, const char *key, uint32_t *val);
+
+/* /proc/PID/comm: cut at the first newline, in place. */
+void proc_parse_comm(char *buf);
+
+/* A /proc or task directory entry's pid/tid, 0 if it is not one. */
+uint32_t proc_parse_id(const char *name);
+
+/* "ADDR TYPE NAME..." of /proc/kallsyms; SYM holds PROC_SYM_MAX; 0 or -1. */
+int proc_parse_kallsyms_line(const char *line, uint64_t *addr, char *sym);
+
 #endif

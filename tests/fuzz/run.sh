@@ -2,6 +2,7 @@
 # `make fuzz`: every libFuzzer harness for FUZZ_SECONDS (default 60) each,
 # from the committed seeds; a crash fails and its input is kept in
 # tests/fuzz/crashes/ (add it to the seeds once fixed, as a regression test).
+#   tests/fuzz/run.sh [NAME...]   only these harnesses (fuzz_NAME.c)
 # -fno-sanitize-recover: a UBSan report stops the run, so it is a finding too.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -12,7 +13,9 @@ SECS=${FUZZ_SECONDS:-60}
 CFLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I$ROOT/src -I$ROOT/bpf"
 mkdir -p "$OUT" "$HERE/crashes"
 status=0
-for name in perf_data btf_archive elf report; do
+names=("$@")
+[ $# -gt 0 ] || names=(perf_data btf_archive elf report proc)
+for name in "${names[@]}"; do
 	corpus=$name extra=()
 	case $name in
 	perf_data) srcs=("$ROOT/src/perf_data.c") libs=() ;;
@@ -20,6 +23,7 @@ for name in perf_data btf_archive elf report; do
 	elf) srcs=("$ROOT/src/symbolize.c" "$ROOT/src/build_id.c") libs=(-lelf -lz) ;;
 	report) srcs=("$ROOT"/src/{report,perf_data,symbolize,flamegraph,build_id}.c)
 		libs=(-lelf -lz) corpus=perf_data extra=(-close_fd_mask=2) ;;
+	proc) srcs=("$ROOT/src/proc_sync.c") libs=() ;;
 	esac
 	if ! clang $CFLAGS "$HERE/fuzz_$name.c" "${srcs[@]}" "${libs[@]}" -o "$OUT/fuzz_$name"; then
 		echo "fuzz: cannot build fuzz_$name" >&2
