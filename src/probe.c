@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Kernel feature probing and the choice of program variant. */
+#include <byteswap.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <linux/capability.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +99,72 @@ static int embedded_btf(struct probe *p)
 	return 0;
 }
 
+/* BTF bytes whose header libbpf 1.5 would accept but then misread. */
+static bool btf_header_ok(const unsigned char *d, size_t n)
+{
+	uint16_t magic;
+	uint32_t len;
+
+	if (n < 8)
+		return true;	/* libbpf rejects it cleanly */
+	memcpy(&magic, d, 2);
+	memcpy(&len, d + 4, 4);
+	if (magic == bswap_16(0xeb9f))
+		len = bswap_32(len);
+	else if (magic != 0xeb9f)
+		return true;
+	/* Types follow the header: unaligned, libbpf reads them misaligned (UBSan). */
+	return len % 4 == 0;
+}
+
+/* Raw BTF, or an ELF's .BTF and .BTF.base sections, as btf__parse reads them. */
+static bool btf_file_ok(const char *path)
+{
+	unsigned char hdr[8];
+	bool ok = true;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : pread(fd, hdr, sizeof(hdr), 0);
+
+	if (n < 4 || memcmp(hdr, ELFMAG, SELFMAG)) {
+		if (fd >= 0)
+			close(fd);
+		return n < 0 || btf_header_ok(hdr, n);
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && !elf_getshdrstrndx(elf, &shstrndx)) {
+		while (ok && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			const char *name;
+			Elf_Data *data;
+
+			if (!gelf_getshdr(scn, &sh))
+				continue;
+			name = elf_strptr(elf, shstrndx, sh.sh_name);
+			if (!name || (strcmp(name, ".BTF") && strcmp(name, ".BTF.base")))
+				continue;
+			/* Empty: libbpf would memcpy from NULL (UBSan), then fail. */
+			data = elf_getdata(scn, NULL);
+			ok = data && data->d_buf && btf_header_ok(data->d_buf, data->d_size);
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return ok;
+}
+
+struct btf *probe_btf_parse(const char *path)
+{
+	if (!btf_file_ok(path)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return btf__parse(path, NULL);
+}
+
 /*
  * CO-RE needs BTF: an explicit --btf wins (so it can be tested, and so a user
  * can correct a kernel's broken BTF), then the kernel's own, then the archive
@@ -106,7 +176,7 @@ static int find_btf(struct probe *p, const char *btf_file)
 
 	p->kernel_btf = !access(SYS_BTF, R_OK);
 	if (btf_file) {
-		btf = btf__parse(btf_file, NULL);
+		btf = probe_btf_parse(btf_file);
 		if (!btf) {
 			fprintf(stderr, "offcpu: --btf %s: %s\n", btf_file,
 				errno == ENOENT ? "no such file" : "not a BTF or ELF file with BTF");
@@ -132,7 +202,7 @@ static int find_btf(struct probe *p, const char *btf_file)
 }
 
 /* sched_switch's BTF prototype has prev_state as its 4th argument (5.18+). */
-static void probe_prev_state(struct probe *p, struct btf *btf)
+static void probe_prev_state(struct probe *p, const struct btf *btf)
 {
 	const struct btf_type *t;
 	int id;
@@ -155,10 +225,8 @@ static void probe_prev_state(struct probe *p, struct btf *btf)
 	p->prev_state_why = "kernel version (no btf_trace_sched_switch in BTF)";
 }
 
-static void probe_btf_facts(struct probe *p)
+void probe_btf_read(struct probe *p, const struct btf *btf)
 {
-	struct btf *btf = p->btf == BTF_KERNEL ? btf__load_vmlinux_btf()
-					       : btf__parse(p->btf_path, NULL);
 	const struct btf_type *t;
 	int id;
 
@@ -175,6 +243,14 @@ static void probe_btf_facts(struct probe *p)
 				p->state_new = true;
 	}
 	probe_prev_state(p, btf);
+}
+
+static void probe_btf_facts(struct probe *p)
+{
+	struct btf *btf = p->btf == BTF_KERNEL ? btf__load_vmlinux_btf()
+					       : probe_btf_parse(p->btf_path);
+
+	probe_btf_read(p, btf);
 	btf__free(btf);
 }
 

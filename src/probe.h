@@ -47,6 +47,17 @@ int probe_kernel(struct probe *p, const char *btf_file, const char *variant);
 /* `offcpu probe` and -v: one "key: value" line per fact. */
 void probe_print(const struct probe *p, FILE *out);
 
+/*
+ * The facts probe_kernel takes from BTF (a --btf file is untrusted: fuzzed
+ * by tests/fuzz/fuzz_btf_file.c): task_struct::__state, sched_switch's
+ * prev_state.  BTF may be NULL; p->kver must be set.
+ */
+struct btf;
+void probe_btf_read(struct probe *p, const struct btf *btf);
+
+/* btf__parse of a --btf FILE, refusing what libbpf would misread; errno. */
+struct btf *probe_btf_parse(const char *path);
+
 /* Remove the temporary BTF file, if any. */
 void probe_cleanup(struct probe *p);
 

@@ -13,8 +13,24 @@ SECS=${FUZZ_SECONDS:-60}
 CFLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I$ROOT/src -I$ROOT/bpf"
 mkdir -p "$OUT" "$HERE/crashes"
 status=0
+
+# libbpf parses --btf files: build it from the toolchain's source with the
+# same sanitizers and coverage, so its parser is what gets explored.
+libbpf_fuzz() {
+	local v src lib=$OUT/libbpf/libbpf.a
+	v=$(sed -n 's/^LIBBPF_VERSION *:= *//p' "$ROOT/toolchain/versions.mk")
+	src=$CACHE/src/libbpf-$v
+	[ -d "$src/src" ] || { echo "fuzz: no libbpf source in $src (make setup)" >&2; return 1; }
+	if [ ! -f "$lib" ]; then
+		rm -rf "$OUT/libbpf" && mkdir -p "$OUT/libbpf" || return 1
+		(cd "$OUT/libbpf" && clang ${CFLAGS/fuzzer,/fuzzer-no-link,} -D_LARGEFILE64_SOURCE \
+			-D_FILE_OFFSET_BITS=64 -I"$src/src" -I"$src/include" -I"$src/include/uapi" \
+			-c "$src"/src/*.c && ar rcs libbpf.a ./*.o) >"$OUT/libbpf.log" 2>&1 || return 1
+	fi
+	echo "-I$src/include/uapi -I$CACHE/toolchain/host/include $lib"
+}
 names=("$@")
-[ $# -gt 0 ] || names=(perf_data btf_archive elf report proc)
+[ $# -gt 0 ] || names=(perf_data btf_archive elf report proc btf_file)
 for name in "${names[@]}"; do
 	corpus=$name extra=()
 	case $name in
@@ -24,6 +40,8 @@ for name in "${names[@]}"; do
 	report) srcs=("$ROOT"/src/{report,perf_data,symbolize,flamegraph,build_id}.c)
 		libs=(-lelf -lz) corpus=perf_data extra=(-close_fd_mask=2) ;;
 	proc) srcs=("$ROOT/src/proc_sync.c") libs=() ;;
+	btf_file) srcs=("$ROOT/src/probe.c" "$ROOT/src/btf_archive.c")
+		libs=($(libbpf_fuzz) -lelf -lz) ;;
 	esac
 	if ! clang $CFLAGS "$HERE/fuzz_$name.c" "${srcs[@]}" "${libs[@]}" -o "$OUT/fuzz_$name"; then
 		echo "fuzz: cannot build fuzz_$name" >&2
