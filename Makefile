@@ -102,9 +102,12 @@ $(B)/offcpu: $(patsubst src/%.c,$(B)/%.o,$(SRCS)) $(B)/embed.o
 	@echo "$(TARGET): $@ $$(stat -c %s $@) bytes"
 
 # Test workloads: static, symbols kept, frame pointers (back chain on s390x).
-workloads: $(B)/blocker
+workloads: $(B)/blocker $(B)/seccomp_run
 $(B)/blocker: tests/workload/blocker.c $(TC)/.done | $(B)
 	$(CC) -std=gnu11 $(WARN) -static -O2 -g $(WORKLOAD_CFLAGS) -pthread $< -o $@
+# Runs a command as if the kernel had no bpf() or no sched_switch (t_seccomp).
+$(B)/seccomp_run: tests/seccomp_run.c $(TC)/.done | $(B)
+	$(CC) -std=gnu11 $(WARN) -static -O2 $< -o $@
 
 all-targets:
 	@for t in $(BOARDS); do $(MAKE) --no-print-directory TARGET=$$t || exit 1; done

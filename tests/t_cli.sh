@@ -11,10 +11,11 @@ source "$(dirname "$0")/lib.sh"
 	&& pass cli-version || fail cli-version "$(cat "$WORK/ver")"
 
 # expect_error NAME PATTERN ARGS...: exit != 0, exactly one line, matching PATTERN.
+# $WRAP, if set, runs offcpu (seccomp_run MODE).
 expect_error() {
 	local name=$1 pat=$2 rc lines
 	shift 2
-	(cd "$WORK/cwd" && "$OFFCPU" "$@") >"$WORK/out" 2>"$WORK/err" </dev/null
+	(cd "$WORK/cwd" && ${WRAP:-} "$OFFCPU" "$@") >"$WORK/out" 2>"$WORK/err" </dev/null
 	rc=$?
 	lines=$(grep -c . "$WORK/err")
 	if [ $rc -ne 0 ] && [ "$lines" -eq 1 ] && grep -qE -- "$pat" "$WORK/err"; then
@@ -83,4 +84,31 @@ if [ "$(id -u)" = 0 ]; then
 	else
 		fail cli-kill-9-keeps-output "perf.data was replaced or damaged"
 	fi
+fi
+
+# A kernel without bpf() or without the sched_switch tracepoint, made real
+# for offcpu by a seccomp filter (tests/seccomp_run.c): one line naming what
+# is missing, a non-zero exit, no file written, an old perf.data untouched.
+SECCOMP_RUN=${SECCOMP_RUN:-$ROOT/build/x86_64/seccomp_run}
+if [ "$(id -u)" != 0 ]; then
+	skip cli-error-no-kernel-support "needs root"
+elif [ ! -x "$SECCOMP_RUN" ]; then
+	fail cli-error-no-kernel-support "$SECCOMP_RUN not built (make workloads)"
+elif ! "$SECCOMP_RUN" nobpf true 2>"$WORK/err"; then
+	skip cli-error-no-kernel-support "no seccomp: $(head -c 200 "$WORK/err")"
+else
+	for c in "nobpf|no bpf\(\) system call" "notp|no sched:sched_switch tracepoint"; do
+		mode=${c%%|*} pat=${c#*|}
+		rm -rf "$WORK/sc" && mkdir -p "$WORK/sc" && echo keep >"$WORK/sc/perf.data"
+		WRAP="$SECCOMP_RUN $mode"
+		expect_error "$mode-record" "$pat" -d 1 -o "$WORK/sc/perf.data"
+		expect_error "$mode-cmd" "$pat" -o "$WORK/sc/perf.data" -- true
+		expect_error "$mode-probe" "$pat" probe
+		WRAP=
+		if grep -qx keep "$WORK/sc/perf.data" && [ "$(ls "$WORK/sc")" = perf.data ]; then
+			pass "cli-error-$mode-no-file-written"
+		else
+			fail "cli-error-$mode-no-file-written" "$(ls "$WORK/sc" | tr '\n' ' ')"
+		fi
+	done
 fi
