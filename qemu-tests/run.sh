@@ -72,8 +72,10 @@ section() {	# LOG NAME: the text between @@BEGIN NAME and @@END NAME
 
 section_rc() { tr -d '\r' < "$1" | sed -n "s/^@@END $2 rc=\([0-9]*\).*/\1/p" | head -1; }
 
-booted() { tr -d '\r' < "$1" | grep -q '@@BEGIN uname'; }
-finished() { tr -d '\r' < "$1" | grep -q '^@@DONE'; }
+# The file itself, not tr | grep -q: with pipefail, an early match can kill
+# tr with SIGPIPE and turn the answer into "no" (the \r stays at line end).
+booted() { grep -q '@@BEGIN uname' "$1"; }
+finished() { grep -q '^@@DONE' "$1"; }
 
 boot() {	# BOARD KERNEL LOG
 	local board=$1 kernel=$2 log=$3 console machine
