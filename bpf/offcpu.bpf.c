@@ -36,6 +36,8 @@ const volatile bool filter_tid = false;
 const volatile bool filter_cpu = false;
 const volatile bool has_prev_state_arg = false;
 const volatile __u32 self_pid = 0;	/* offcpu itself: its waits are not the user's */
+const volatile bool stack_cache = false;	/* reuse user stack ids (tp_btf, 5.15+) */
+const volatile bool stack_cache_verify = false;	/* walk anyway and count wrong reuses */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -82,12 +84,13 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
+/* Drop counters, then the stack cache's (enum offcpu_drop, offcpu_stat). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, DROP_MAX);
+	__uint(max_entries, COUNTER_MAX);
 	__type(key, __u32);
 	__type(value, __u64);
-} drops SEC(".maps");
+} counters SEC(".maps");
 
 /* Filters: tgids (-p, grown on fork), tids (-t), CPUs (-C). */
 struct {
@@ -111,9 +114,9 @@ struct {
 	__type(value, __u8);
 } cpu_filter SEC(".maps");
 
-static __always_inline void count_drop(__u32 what)
+static __always_inline void count(__u32 what)
 {
-	__u64 *n = bpf_map_lookup_elem(&drops, &what);
+	__u64 *n = bpf_map_lookup_elem(&counters, &what);
 
 	if (n)
 		*n += 1;
@@ -127,11 +130,17 @@ static __always_inline __u32 task_state(struct task_struct *t)
 	return BPF_CORE_READ((struct task_struct___old *)t, state);
 }
 
-static __always_inline bool wanted(struct task_struct *t, __u32 pid, __u32 tid)
-{
-	__u32 cpu;
+/*
+ * A field of a task: a plain load through the BTF pointer of tp_btf programs
+ * (CO-RE relocated, no helper call), bpf_probe_read_kernel for raw_tp.
+ */
+#define TASK_READ(tp_btf, t, field) ((tp_btf) ? (t)->field : BPF_CORE_READ(t, field))
 
-	__u32 flags = BPF_CORE_READ(t, flags);
+static __always_inline bool wanted(struct task_struct *t, __u32 pid, __u32 tid,
+				   bool tp_btf)
+{
+	__u32 flags = TASK_READ(tp_btf, t, flags);
+	__u32 cpu;
 
 	if (user_only && (flags & OFFCPU_PF_KTHREAD))
 		return false;
@@ -170,35 +179,99 @@ start_of(struct task_struct *t, __u32 tid, bool task_storage, bool create)
 	return bpf_map_lookup_elem(&tid_start, &tid);
 }
 
+/* 64-bit mix (splitmix64's finalizer): equal keys for equal inputs only, in practice. */
+static __always_inline __u64 mix(__u64 h, __u64 v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 29);
+}
+
+/*
+ * The user stack cache.  A thread that blocks again with the same user
+ * registers (ip, sp, frame pointer, link register), the same caller's return
+ * address (or back chain) and the same address space as at its last block
+ * almost always has the same user stack: bench/ measures how often that
+ * happens and, with --stack-cache verify, how often a reuse would be wrong.
+ * Reusing the last stack id skips the walk, the largest cost per switch.
+ * Ids stay valid: user space never deletes stack map entries.  Returns 0
+ * where there is no key (kernel threads, no user registers).
+ */
+static __always_inline __u64 user_key(struct task_struct *t)
+{
+	struct pt_regs *r;
+	__u64 ip, sp, fp, lr, ret = 0, mm;
+
+	if (!bpf_core_field_exists(t->mm) || !OFFCPU_UREGS_EXIST((struct pt_regs *)0))
+		return 0;
+	/* A scalar, not a pointer: the verifier forbids mixing pointers. */
+	mm = (__u64)BPF_CORE_READ(t, mm);
+	if (!mm)
+		return 0;
+	r = (struct pt_regs *)bpf_task_pt_regs(t);
+	if (!r)
+		return 0;
+	OFFCPU_UREGS(r, ip, sp, fp, lr);
+	bpf_probe_read_user(&ret, sizeof(ret), (void *)OFFCPU_UFRAME(sp, fp));
+	return mix(mix(mix(mix(mix(mix(mm, ip), sp), fp), lr), ret), 1) | 1;
+}
+
+/* prev's user stack id: the last one if the key says it is the same stack. */
+static __always_inline __s32 user_stack(void *ctx, struct task_struct *prev,
+					struct offcpu_start *s, bool tp_btf)
+{
+	__u64 key = 0;
+	bool hit;
+	__s32 id;
+
+	if (tp_btf && stack_cache)
+		key = user_key(prev);
+	hit = key && key == s->ukey && s->ustack >= 0;
+	if (hit && !stack_cache_verify) {
+		count(STAT_USTACK_REUSED);
+		return s->ustack;
+	}
+	/* prev is current here, so this is prev's stack. */
+	id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	count(STAT_USTACK_WALKED);
+	if (hit) {
+		count(STAT_USTACK_REUSED);
+		if (id >= 0 && id != s->ustack)
+			count(STAT_USTACK_WRONG);
+	}
+	s->ukey = id >= 0 ? key : 0;
+	if (id < 0)
+		count(DROP_USTACK);
+	return id;
+}
+
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
-				       __u32 state, bool task_storage)
+				       __u32 state, bool task_storage, bool tp_btf)
 {
 	struct offcpu_start *s;
+	__u64 pid_tgid;
 	__u32 pid, tid;
 
 	if (!(state & state_mask))
 		return;
-	pid = BPF_CORE_READ(prev, tgid);
-	tid = BPF_CORE_READ(prev, pid);
-	if (!wanted(prev, pid, tid))
+	/* prev is still current at sched_switch: one helper gives both ids. */
+	pid_tgid = bpf_get_current_pid_tgid();
+	pid = pid_tgid >> 32;
+	tid = (__u32)pid_tgid;
+	if (!wanted(prev, pid, tid, tp_btf))
 		return;
 	s = start_of(prev, tid, task_storage, true);
 	if (!s) {
-		count_drop(DROP_STORAGE);
+		count(DROP_STORAGE);
 		return;
 	}
-	s->ustack = -1;
+	s->ustack = want_ustack ? user_stack(ctx, prev, s, tp_btf) : -1;
 	s->kstack = -1;
-	/* prev is current here, so these are prev's stacks. */
-	if (want_ustack) {
-		s->ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
-		if (s->ustack < 0)
-			count_drop(DROP_USTACK);
-	}
 	if (want_kstack) {
 		s->kstack = bpf_get_stackid(ctx, &kstacks, 0);
 		if (s->kstack < 0)
-			count_drop(DROP_KSTACK);
+			count(DROP_KSTACK);
 	}
 	s->state = state;
 	s->ts = bpf_ktime_get_ns();
@@ -224,7 +297,7 @@ static __always_inline void add_sum(__u32 pid, __u32 tid, struct offcpu_start *s
 		/* Lost a race with another CPU, or the map is full. */
 		v = bpf_map_lookup_elem(&sums, &key);
 		if (!v) {
-			count_drop(DROP_SUMS);
+			count(DROP_SUMS);
 			return;
 		}
 	}
@@ -242,7 +315,7 @@ static __always_inline void send_event(__u32 pid, __u32 tid,
 
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		count_drop(DROP_RINGBUF);
+		count(DROP_RINGBUF);
 		return;
 	}
 	e->time = now;
@@ -256,13 +329,14 @@ static __always_inline void send_event(__u32 pid, __u32 tid,
 	bpf_ringbuf_submit(e, 0);
 }
 
-static __always_inline void switch_in(struct task_struct *next, bool task_storage)
+static __always_inline void switch_in(struct task_struct *next, bool task_storage,
+				      bool tp_btf)
 {
 	struct offcpu_start *s;
 	__u32 pid, tid;
 	__u64 now, delta;
 
-	tid = BPF_CORE_READ(next, pid);
+	tid = TASK_READ(tp_btf, next, pid);
 	s = start_of(next, tid, task_storage, false);
 	if (!s || !s->ts)
 		return;
@@ -271,14 +345,15 @@ static __always_inline void switch_in(struct task_struct *next, bool task_storag
 	s->ts = 0;
 	if (delta < min_ns || delta > max_ns)
 		return;
-	pid = BPF_CORE_READ(next, tgid);
+	pid = TASK_READ(tp_btf, next, tgid);
 	if (delta >= thresh_ns)
 		send_event(pid, tid, s, now, delta);
 	else
 		add_sum(pid, tid, s, now, delta);
 }
 
-static __always_inline int on_switch(unsigned long long *ctx, bool task_storage)
+static __always_inline int on_switch(unsigned long long *ctx, bool task_storage,
+				     bool tp_btf)
 {
 	bool preempt = (bool)ctx[0];
 	struct task_struct *prev = (struct task_struct *)ctx[1];
@@ -298,27 +373,27 @@ static __always_inline int on_switch(unsigned long long *ctx, bool task_storage)
 		state = (__u32)ctx[3];
 	else
 		state = task_state(prev);
-	switch_out(ctx, prev, state & 0xff, task_storage);
-	switch_in(next, task_storage);
+	switch_out(ctx, prev, state & 0xff, task_storage, tp_btf);
+	switch_in(next, task_storage, tp_btf);
 	return 0;
 }
 
 SEC("tp_btf/sched_switch")
 int on_switch_task(unsigned long long *ctx)
 {
-	return on_switch(ctx, true);
+	return on_switch(ctx, true, true);
 }
 
 SEC("tp_btf/sched_switch")
 int on_switch_hash(unsigned long long *ctx)
 {
-	return on_switch(ctx, false);
+	return on_switch(ctx, false, true);
 }
 
 SEC("raw_tp/sched_switch")
 int on_switch_raw(unsigned long long *ctx)
 {
-	return on_switch(ctx, false);
+	return on_switch(ctx, false, false);
 }
 
 /* -p: children forked later are profiled too. */
@@ -333,7 +408,7 @@ int on_fork(unsigned long long *ctx)
 
 	if (pid != ppid && bpf_map_lookup_elem(&pid_filter, &ppid) &&
 	    bpf_map_update_elem(&pid_filter, &pid, &one, BPF_ANY))
-		count_drop(DROP_FILTER);
+		count(DROP_FILTER);
 	return 0;
 }
 

@@ -25,6 +25,7 @@ struct offcpu_start {
 	__s32 kstack;
 	__u32 state;
 	__u32 pad;
+	__u64 ukey;		/* user registers of the last block, hashed (0: none) */
 };
 
 /* One block of at least the threshold, sent at once through the ring buffer. */
@@ -66,6 +67,14 @@ enum offcpu_drop {
 	DROP_STORAGE,		/* per-thread start state not stored */
 	DROP_FILTER,		/* pid filter map full (fork tracking) */
 	DROP_MAX,
+};
+
+/* Counters after the drops in the same per-CPU array: the user stack cache. */
+enum offcpu_stat {
+	STAT_USTACK_WALKED = DROP_MAX,	/* user stacks walked */
+	STAT_USTACK_REUSED,		/* same registers as the last block: id reused */
+	STAT_USTACK_WRONG,		/* --stack-cache verify: a reuse that would be wrong */
+	COUNTER_MAX,
 };
 
 #endif

@@ -3,7 +3,7 @@
  * The few kernel types the BPF program touches, declared for CO-RE.
  *
  * Hand-written instead of a bpftool-dumped vmlinux.h: these declarations are
- * architecture-neutral (no pt_regs, no arch structs), so one header serves
+ * architecture-neutral but for the user registers below, so one header serves
  * every board, and CO-RE relocations fix offsets against the running kernel's
  * BTF (or the embedded minimal BTF) at load time.
  */
@@ -77,5 +77,56 @@ struct task_struct {
 struct task_struct___old {
 	long state;
 } __attribute__((preserve_access_index));
+
+/*
+ * User registers saved at kernel entry (bpf_task_pt_regs, 5.15+), for the
+ * user stack cache: instruction pointer, stack pointer, frame pointer, link
+ * register (0 where the return address is on the stack) and where the
+ * caller's return address or back chain lives.  Fields are matched by name
+ * through the kernel's anonymous unions.  OFFCPU_UREGS_EXIST guards every
+ * access, so a BTF without them (a minimal BTF given with --btf) only turns
+ * the cache off.
+ */
+#if defined(__TARGET_ARCH_x86)
+struct pt_regs {
+	unsigned long bp;
+	unsigned long sp;
+	unsigned long ip;
+} __attribute__((preserve_access_index));
+#define OFFCPU_UREGS_EXIST(r) (bpf_core_field_exists((r)->ip) && \
+	bpf_core_field_exists((r)->sp) && bpf_core_field_exists((r)->bp))
+#define OFFCPU_UREGS(r, ip_, sp_, fp_, lr_) \
+	({ ip_ = (r)->ip; sp_ = (r)->sp; fp_ = (r)->bp; lr_ = 0; })
+#define OFFCPU_UFRAME(sp_, fp_)	((fp_) + 8)	/* return address above the saved bp */
+#elif defined(__TARGET_ARCH_arm64)
+struct pt_regs {
+	__u64 regs[31];
+	__u64 sp;
+	__u64 pc;
+} __attribute__((preserve_access_index));
+#define OFFCPU_UREGS_EXIST(r) (bpf_core_field_exists((r)->pc) && \
+	bpf_core_field_exists((r)->sp) && bpf_core_field_exists((r)->regs[29]) && \
+	bpf_core_field_exists((r)->regs[30]))
+#define OFFCPU_UREGS(r, ip_, sp_, fp_, lr_) \
+	({ ip_ = (r)->pc; sp_ = (r)->sp; fp_ = (r)->regs[29]; lr_ = (r)->regs[30]; })
+#define OFFCPU_UFRAME(sp_, fp_)	((fp_) + 8)	/* saved x30 of the frame record */
+#elif defined(__TARGET_ARCH_s390)
+struct offcpu_psw {
+	unsigned long mask;
+	unsigned long addr;
+} __attribute__((preserve_access_index));
+struct pt_regs {
+	struct offcpu_psw psw;
+	unsigned long gprs[16];
+} __attribute__((preserve_access_index));
+#define OFFCPU_UREGS_EXIST(r) (bpf_core_field_exists((r)->psw.addr) && \
+	bpf_core_field_exists((r)->gprs[15]) && bpf_core_field_exists((r)->gprs[11]) && \
+	bpf_core_field_exists((r)->gprs[14]))
+#define OFFCPU_UREGS(r, ip_, sp_, fp_, lr_) \
+	({ ip_ = (r)->psw.addr; sp_ = (r)->gprs[15]; fp_ = (r)->gprs[11]; lr_ = (r)->gprs[14]; })
+#define OFFCPU_UFRAME(sp_, fp_)	(sp_)	/* back chain */
+#else
+#error "user registers: unknown __TARGET_ARCH"
+#endif
 
 #endif

@@ -20,6 +20,7 @@ enum {
 	OPT_CALL_GRAPH,
 	OPT_BTF,
 	OPT_VARIANT,
+	OPT_STACK_CACHE,
 	OPT_VERSION,
 	OPT_SELFTEST,
 };
@@ -42,6 +43,7 @@ static const struct option long_opts[] = {
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "btf", required_argument, NULL, OPT_BTF },
 	{ "variant", required_argument, NULL, OPT_VARIANT },
+	{ "stack-cache", required_argument, NULL, OPT_STACK_CACHE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -77,6 +79,9 @@ void cli_usage(FILE *out)
 "  -F, --freq, --on-cpu HZ   also sample on-CPU stacks HZ times a second (cpu-clock event)\n"
 "      --btf FILE            BTF for kernels without /sys/kernel/btf/vmlinux\n"
 "      --variant ATTACH,STORE  force a program variant: tp_btf,task | tp_btf,hash | raw_tp,hash\n"
+"      --stack-cache on|off|verify  reuse a thread's last user stack when it blocks again\n"
+"                            with the same registers (default on); verify: walk anyway\n"
+"                            and count reuses that would have been wrong (-v prints them)\n"
 "  -v, --verbose             print what was chosen and why, and map memory\n"
 "  -h, --help                this text\n"
 "      --version             version and library versions\n",
@@ -196,6 +201,19 @@ static int parse_call_graph(struct offcpu_opts *o, const char *s)
 	return 0;
 }
 
+static int parse_stack_cache(struct offcpu_opts *o, const char *s)
+{
+	if (!strcmp(s, "on"))
+		o->stack_cache = STACK_CACHE_ON;
+	else if (!strcmp(s, "off"))
+		o->stack_cache = STACK_CACHE_OFF;
+	else if (!strcmp(s, "verify"))
+		o->stack_cache = STACK_CACHE_VERIFY;
+	else
+		return bad("--stack-cache", s, "expected on, off or verify");
+	return 0;
+}
+
 static void defaults(struct offcpu_opts *o, int argc, char **argv)
 {
 	memset(o, 0, sizeof(*o));
@@ -280,6 +298,8 @@ static int parse_one(struct offcpu_opts *o, int c, const char *arg)
 	case OPT_VARIANT:
 		o->variant = arg;
 		return 0;
+	case OPT_STACK_CACHE:
+		return parse_stack_cache(o, arg);
 	case 'v':
 		o->verbose++;
 		return 0;

@@ -17,6 +17,12 @@ enum offcpu_cmd {
 	CMD_VERSION,
 };
 
+enum stack_cache {
+	STACK_CACHE_ON,		/* reuse a user stack id when the registers repeat */
+	STACK_CACHE_OFF,	/* walk every user stack */
+	STACK_CACHE_VERIFY,	/* walk every stack and count reuses that would be wrong */
+};
+
 struct id_list {
 	uint32_t *v;
 	size_t n;
@@ -35,6 +41,7 @@ struct offcpu_opts {
 	uint32_t max_stack;
 	uint32_t freq;		/* -F: on-CPU samples per second, 0: off */
 	bool ustack, kstack;
+	enum stack_cache stack_cache;
 	int verbose;
 	const char *btf_path;
 	const char *variant;	/* forced variant, e.g. "raw_tp,hash" */

@@ -686,18 +686,18 @@ int collector_poll(struct collector *c, int timeout_ms)
 	return c->err;
 }
 
-static void read_drops(struct collector *c)
+static void read_counters(struct collector *c)
 {
 	int n = libbpf_num_possible_cpus();
 	uint64_t *v = calloc(n, sizeof(uint64_t));
 
 	if (!v)
 		return;
-	for (uint32_t i = 0; i < DROP_MAX; i++) {
-		if (bpf_map_lookup_elem(c->ld->drops_fd, &i, v))
+	for (uint32_t i = 0; i < COUNTER_MAX; i++) {
+		if (bpf_map_lookup_elem(c->ld->counters_fd, &i, v))
 			continue;
 		for (int cpu = 0; cpu < n; cpu++)
-			c->st.drops[i] += v[cpu];
+			c->st.counters[i] += v[cpu];
 	}
 	free(v);
 }
@@ -705,7 +705,7 @@ static void read_drops(struct collector *c)
 /* Samples dropped in the kernel, so perf report shows "lost samples". */
 static int write_lost(struct collector *c)
 {
-	uint64_t lost = c->st.drops[DROP_SUMS] + c->st.drops[DROP_RINGBUF];
+	uint64_t lost = c->st.counters[DROP_SUMS] + c->st.counters[DROP_RINGBUF];
 	struct {
 		struct perf_event_header h;
 		uint64_t lost;
@@ -747,7 +747,7 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 	read_all(c);
 	if (drain_sums(c))
 		c->err = -1;
-	read_drops(c);
+	read_counters(c);
 	write_lost(c);
 	flush(c, UINT64_MAX);
 	offcpu_attr(&a, c->o);

@@ -24,7 +24,7 @@ struct collector_stats {
 	uint64_t direct;		/* of which long blocks sent at once */
 	uint64_t records;		/* all records written */
 	uint64_t lost_task_events;	/* dummy ring buffer overflows */
-	uint64_t drops[DROP_MAX];	/* kernel-side drop counters */
+	uint64_t counters[COUNTER_MAX];	/* kernel-side drops, then stack cache counts */
 	uint64_t bytes;
 };
 

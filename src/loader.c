@@ -83,6 +83,8 @@ static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
 	err |= SET(obj, "filter_cpu", (_Bool)(o->cpus.n != 0));
 	err |= SET(obj, "has_prev_state_arg", (_Bool)p->prev_state_arg);
 	err |= SET(obj, "self_pid", (uint32_t)getpid());
+	err |= SET(obj, "stack_cache", (_Bool)(o->stack_cache != STACK_CACHE_OFF && p->task_pt_regs));
+	err |= SET(obj, "stack_cache_verify", (_Bool)(o->stack_cache == STACK_CACHE_VERIFY));
 	return err ? -1 : 0;
 }
 
@@ -194,7 +196,7 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct prob
 	l->sums_fd = bpf_map__fd(map(l->obj, "sums"));
 	l->stacks_fd = bpf_map__fd(map(l->obj, "stacks"));
 	l->kstacks_fd = bpf_map__fd(map(l->obj, "kstacks"));
-	l->drops_fd = bpf_map__fd(map(l->obj, "drops"));
+	l->counters_fd = bpf_map__fd(map(l->obj, "counters"));
 	l->pid_filter_fd = bpf_map__fd(map(l->obj, "pid_filter"));
 	if (fill_filter(l->obj, "pid_filter", &o->pids) ||
 	    fill_filter(l->obj, "tid_filter", &o->tids) ||

@@ -17,7 +17,7 @@ struct loader {
 	struct bpf_object *obj;
 	struct bpf_link *links[4];
 	int nr_links;
-	int events_fd, sums_fd, stacks_fd, kstacks_fd, drops_fd, pid_filter_fd;
+	int events_fd, sums_fd, stacks_fd, kstacks_fd, counters_fd, pid_filter_fd;
 	uint32_t max_stack;	/* frames per stack map entry */
 	uint64_t memlock;	/* bytes locked by our maps (fdinfo) */
 };

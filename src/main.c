@@ -206,6 +206,29 @@ static void set_features(struct pd_writer *w, const struct offcpu_opts *o)
 	pd_set_clock_data(w, CLOCK_MONOTONIC, now_ns(CLOCK_REALTIME), now_ns(CLOCK_MONOTONIC));
 }
 
+static double percent(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * part / whole : 0;
+}
+
+/* -v: how much the user stack cache saved, and in verify mode how well it guessed. */
+static void print_stack_cache(const struct offcpu_opts *o, const uint64_t *n)
+{
+	uint64_t walked = n[STAT_USTACK_WALKED], reused = n[STAT_USTACK_REUSED];
+
+	if (o->stack_cache == STACK_CACHE_VERIFY) {
+		fprintf(stderr, "[ offcpu: stack cache (verify): %llu of %llu user stacks reusable "
+			"(%.1f %%), %llu of those wrong (%.3f %%) ]\n",
+			(unsigned long long)reused, (unsigned long long)walked,
+			percent(reused, walked), (unsigned long long)n[STAT_USTACK_WRONG],
+			percent(n[STAT_USTACK_WRONG], reused));
+		return;
+	}
+	fprintf(stderr, "[ offcpu: stack cache: %llu user stacks reused, %llu walked (%.1f %% reused) ]\n",
+		(unsigned long long)reused, (unsigned long long)walked,
+		percent(reused, reused + walked));
+}
+
 static void print_summary(const struct offcpu_opts *o, const struct collector_stats *st)
 {
 	static const char *const what[DROP_MAX] = {
@@ -216,14 +239,17 @@ static void print_summary(const struct offcpu_opts *o, const struct collector_st
 		[DROP_STORAGE] = "blocks not tracked (per-thread storage full)",
 		[DROP_FILTER] = "forked processes not followed (pid filter full)",
 	};
-	uint64_t lost = st->drops[DROP_SUMS] + st->drops[DROP_RINGBUF];
+	const uint64_t *n = st->counters;
+	uint64_t lost = n[DROP_SUMS] + n[DROP_RINGBUF];
 
 	fprintf(stderr, "[ offcpu: Captured and wrote %.3f MB %s (%llu samples, %llu lost) ]\n",
 		st->bytes / 1048576.0, o->output, (unsigned long long)st->samples,
 		(unsigned long long)lost);
 	for (int i = 0; i < DROP_MAX; i++)
-		if (st->drops[i])
-			fprintf(stderr, "[ offcpu: %llu %s ]\n", (unsigned long long)st->drops[i], what[i]);
+		if (n[i])
+			fprintf(stderr, "[ offcpu: %llu %s ]\n", (unsigned long long)n[i], what[i]);
+	if (o->verbose && o->ustack && o->stack_cache != STACK_CACHE_OFF)
+		print_stack_cache(o, n);
 	if (st->lost_task_events)
 		fprintf(stderr, "[ offcpu: %llu task events lost (process names/maps may be missing) ]\n",
 			(unsigned long long)st->lost_task_events);

@@ -255,6 +255,12 @@ static void probe_btf_facts(struct probe *p)
 	btf__free(btf);
 }
 
+/* The user stack cache reads user registers through a BTF task pointer. */
+static void set_task_pt_regs(struct probe *p)
+{
+	p->task_pt_regs = p->tp_btf && p->kver >= KVER(5, 15, 0);
+}
+
 static int choose_variant(struct probe *p, const char *variant)
 {
 	if (variant) {
@@ -280,10 +286,12 @@ static int choose_variant(struct probe *p, const char *variant)
 			return -1;
 		}
 		snprintf(p->why, sizeof(p->why), "forced by --variant");
+		set_task_pt_regs(p);
 		return 0;
 	}
 	p->tp_btf = p->kernel_btf;
 	p->use_task_storage = p->kernel_btf && p->task_storage;
+	set_task_pt_regs(p);
 	if (p->use_task_storage)
 		snprintf(p->why, sizeof(p->why), "kernel BTF and task local storage available");
 	else if (p->kernel_btf)
@@ -400,6 +408,8 @@ void probe_print(const struct probe *p, FILE *out)
 	fprintf(out, "jit: %s\n", p->jit ? "yes" : "no (interpreter)");
 	fprintf(out, "stacks: bpf_get_stackid, user stacks by frame pointer%s\n",
 		!strcmp(p->machine, "s390x") ? " (back chain)" : "");
+	fprintf(out, "user stack cache: %s\n", p->task_pt_regs ? "yes (bpf_task_pt_regs)" :
+		p->tp_btf ? "no (bpf_task_pt_regs needs 5.15+)" : "no (needs kernel BTF)");
 	fprintf(out, "why: %s\n", p->why);
 }
 

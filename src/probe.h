@@ -32,6 +32,7 @@ struct probe {
 	const char *prev_state_why;
 	bool state_new;		/* task_struct::__state (5.14+) vs ::state */
 	bool jit;
+	bool task_pt_regs;	/* bpf_task_pt_regs (5.15+, tp_btf): the user stack cache */
 	bool tp_btf;		/* variant: tp_btf (else raw_tp) */
 	bool use_task_storage;	/* variant: task local storage (else hash) */
 	char why[256];		/* why the variant was chosen */

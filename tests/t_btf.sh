@@ -51,19 +51,19 @@ for b in $(boards); do
 done
 
 # bpftool < 7.6 cannot read big-endian objects, so s390x files are reduced
-# against the little-endian twin min_btf.sh builds: valid only while their
-# relocations are the same, and so are all boards' (no pt_regs, no arch types).
+# against the little-endian twin min_btf.sh builds: valid only while the two
+# have the same relocations.  (Boards differ from each other: the user
+# registers of the stack cache are per architecture.)
 "$ROOT/btf/min_btf.sh" le-object s390x "$WORK/s390x.o" "$WORK/s390x-le.o"
 "$CHECK" relos "$WORK/s390x-le.o" > "$WORK/relos.le"
-for b in $(boards); do
-	[ -s "$WORK/$b.o" ] || continue
-	"$CHECK" relos "$WORK/$b.o" > "$WORK/relos.$b"
-	if [ -s "$WORK/relos.$b" ] && cmp -s "$WORK/relos.le" "$WORK/relos.$b"; then
-		pass "btf-relos-same-$b"
+if [ -s "$WORK/s390x.o" ]; then
+	"$CHECK" relos "$WORK/s390x.o" > "$WORK/relos.s390x"
+	if [ -s "$WORK/relos.s390x" ] && cmp -s "$WORK/relos.le" "$WORK/relos.s390x"; then
+		pass "btf-relos-same-s390x-le-twin"
 	else
-		fail "btf-relos-same-$b" "CO-RE relocations differ from the little-endian s390 build: $(diff "$WORK/relos.le" "$WORK/relos.$b" | head -3 | tr '\n' ' ')"
+		fail "btf-relos-same-s390x-le-twin" "CO-RE relocations differ from the little-endian twin: $(diff "$WORK/relos.le" "$WORK/relos.s390x" | head -3 | tr '\n' ' ')"
 	fi
-done
+fi
 
 # --- (a) committed files: intact, right byte order, not stale ---
 n=0
@@ -148,7 +148,7 @@ else
 		"$CHECK" check "$WORK/extra.o" "$WORK/cur.btf" $ref >"$WORK/e" 2>&1
 		rc=$?
 		name=btf-extra-field-detected-$board${ref:+-vs-full}
-		if [ "$rc" = 1 ] && grep -q 'FAIL byte_off task_struct.mm' "$WORK/e"; then
+		if [ "$rc" = 1 ] && grep -q 'FAIL byte_off mm_struct.total_vm' "$WORK/e"; then
 			pass "$name"
 		else
 			fail "$name" "exit $rc: $(tail -n 1 "$WORK/e")"

@@ -33,6 +33,23 @@ check "$T-cmd-perf-report-clean" $CHECK report "$WORK/cmd.data"
 mode=$(stat -c %a "$WORK/cmd.data")
 [ "$mode" = 600 ] && pass "$T-output-mode-0600" || fail "$T-output-mode-0600" "mode $mode"
 
+# The user stack cache (on by default, so every check here uses it).  Off:
+# every stack walked, the same times.  Verify: every stack walked and
+# compared with what the cache would have reused.  bl-mutexh sleeps from two
+# call sites of mutex_holder with equal registers but for the caller's return
+# address, so a key without it reuses the wrong stack and this fails.
+"$OFFCPU" --stack-cache off -o "$WORK/off.data" -- "$BLOCKER" -t 2 >"$WORK/off.out" 2>"$WORK/off.err"
+check "$T-stack-cache-off-times-within-10pct" $CHECK compare "$WORK/off.data" "$WORK/off.out"
+"$OFFCPU" -v --stack-cache verify -o "$WORK/sc.data" -- "$BLOCKER" -t 2 >"$WORK/sc.out" 2>"$WORK/sc.err"
+line=$(grep 'stack cache (verify)' "$WORK/sc.err")
+read -r reusable walked wrong <<<"$(sed -E 's/.*: ([0-9]+) of ([0-9]+) user.*, ([0-9]+) of those wrong.*/\1 \2 \3/' <<<"$line")"
+if [ -n "$line" ] && [ "${wrong:-1}" -eq 0 ] && [ "${reusable:-0}" -gt 0 ] &&
+   [ "$reusable" -lt "$walked" ]; then
+	pass "$T-stack-cache-verify-no-wrong-reuse"
+else
+	fail "$T-stack-cache-verify-no-wrong-reuse" "${line:-no verify line: $(tail -n 1 "$WORK/sc.err")}"
+fi
+
 # -p: an existing process, attached after it started.
 "$BLOCKER" -t 3 >"$WORK/p.out" &
 bp=$!

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What offcpu.bpf.c touches plus one field more (task_struct::mm and
- * mm_struct::total_vm): a minimal BTF reduced against offcpu.bpf.c lacks
- * them, standing in for an object that grew past its embedded archive.
+ * What offcpu.bpf.c touches plus one field more (mm_struct::total_vm): a
+ * minimal BTF reduced against offcpu.bpf.c lacks it, standing in for an
+ * object that grew past its embedded archive.
  */
 #include "vmlinux_min.h"
 #include <bpf/bpf_helpers.h>
