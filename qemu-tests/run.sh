@@ -149,7 +149,7 @@ check_cell() {
 	fi
 	# The user stack cache (5.15+ with kernel BTF): how much it reused here.
 	cache=$(section "$log" record | sed -n 's/.*stack cache: .*(\([0-9.]*\) % reused).*/\1/p')
-	STACKS+=", stack cache ${cache:+$cache % reused}${cache:-off}"
+	STACKS+=", stack cache $([ -n "$cache" ] && echo "$cache % reused" || echo off)"
 	if ! python3 "$ROOT/tests/perf_check.py" "$1" "$dir/perf.data" "$dir/workload.out" \
 		"${@:2}" >"$dir/check.out" 2>&1; then
 		REASON="perf script $1: $(tail -n 1 "$dir/check.out")"

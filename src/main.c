@@ -229,7 +229,8 @@ static void print_stack_cache(const struct offcpu_opts *o, const uint64_t *n)
 		percent(reused, reused + walked));
 }
 
-static void print_summary(const struct offcpu_opts *o, const struct collector_stats *st)
+static void print_summary(const struct offcpu_opts *o, const struct probe *p,
+			  const struct collector_stats *st)
 {
 	static const char *const what[DROP_MAX] = {
 		[DROP_USTACK] = "user stacks not recorded",
@@ -248,7 +249,7 @@ static void print_summary(const struct offcpu_opts *o, const struct collector_st
 	for (int i = 0; i < DROP_MAX; i++)
 		if (n[i])
 			fprintf(stderr, "[ offcpu: %llu %s ]\n", (unsigned long long)n[i], what[i]);
-	if (o->verbose && o->ustack && o->stack_cache != STACK_CACHE_OFF)
+	if (o->verbose && o->ustack && o->stack_cache != STACK_CACHE_OFF && p->task_pt_regs)
 		print_stack_cache(o, n);
 	if (st->lost_task_events)
 		fprintf(stderr, "[ offcpu: %llu task events lost (process names/maps may be missing) ]\n",
@@ -342,7 +343,7 @@ static int record(struct offcpu_opts *o)
 		err = -1;
 	s.w = NULL;
 	if (!err)
-		print_summary(o, &st);
+		print_summary(o, &s.probe, &st);
 	if (stop_signal && o->verbose)
 		fprintf(stderr, "offcpu: stopped by signal %d\n", (int)stop_signal);
 out:

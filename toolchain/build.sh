@@ -28,6 +28,7 @@ ver() { awk -v k="$1" '$1 == k { print $3 }' "$HERE/versions.mk"; }
 ZLIB_VERSION=$(ver ZLIB_VERSION)
 ELFUTILS_VERSION=$(ver ELFUTILS_VERSION)
 LIBBPF_VERSION=$(ver LIBBPF_VERSION)
+LIBBPF_SUITE=$(ver LIBBPF_SUITE)
 MUSL_VERSION=$(ver MUSL_VERSION)
 board_var() { awk -v k="$1" '$1 == k { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$ROOT/board/$TARGET.mk"; }
 log() { echo "toolchain[$TARGET]: $*" >&2; }
@@ -88,7 +89,7 @@ fetch_source() {
 
 build_libbpf() {	# CC EXTRA_CFLAGS
 	local src obj=$STAGE/build/libbpf
-	src=$(fetch_source libbpf trixie "$LIBBPF_VERSION")
+	src=$(fetch_source libbpf "$LIBBPF_SUITE" "$LIBBPF_VERSION")
 	mkdir -p "$obj"
 	# EXTRA_CFLAGS, not CFLAGS: libbpf's own CFLAGS carry -Werror.
 	make -s -C "$src/src" -j"$JOBS" BUILD_STATIC_ONLY=1 NO_PKG_CONFIG=1 \
