@@ -5,16 +5,22 @@
 #               (kernel.bpf_stats_enabled=1) during `perf bench sched messaging`
 #   slowdown    median of 5 load runs with the profiler vs 3 without, just before
 #   memory      memlock of the profiler's BPF maps (fdinfo), peak RSS (VmHWM)
-#   start-up    exec to "recording" (offcpu -v, the empty loader)
-# Peers: an empty tp_btf program (the floor) and libbpf-tools' offcputime from
-# Debian trixie (in a debootstrap'd root, bench/setup.sh).
+#   start-up    exec to "recording" (offcpu -v, the empty loader); for perf,
+#               exec to its BPF program's `enabled` flag set (bpftool)
+#   data rate   perf.data bytes over the recording's duration
+# Peers: an empty tp_btf program (the floor), libbpf-tools' offcputime from
+# Debian trixie and `perf record --off-cpu` from trixie's linux-source-6.12
+# built with BPF skeletons (both in a debootstrap'd root, bench/setup.sh).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 CACHE=${OFFCPU_CACHE:-$HOME/.cache/offcpu}
 OFFCPU=$ROOT/build/x86_64/offcpu
 OUT=$ROOT/build/bench
+PERF=/usr/local/bin/perf	# in the root, built by setup.sh
 RUNS=${RUNS:-5}
+ALL="empty offcpu-user offcpu-kernel-user offcputime perf-offcpu"
+PROFILERS=${PROFILERS:-$ALL}	# a subset is printed, not written to bench/
 mkdir -p "$OUT"
 
 [ "$(id -u)" = 0 ] || { echo "bench: needs root" >&2; exit 1; }
@@ -29,10 +35,28 @@ build_floor() {
 
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
+# data NAME: its perf.data as seen from here (perf writes into the root).
+data() {
+	case $1 in
+	perf-offcpu) echo "$ROOTFS/tmp/$1.data" ;;
+	*) echo "$OUT/$1.data" ;;
+	esac
+}
+
+# The value of `enabled` in the .bss map of perf's off-cpu skeleton (0 until
+# perf has synthesized the existing tasks and enabled its events).
+perf_enabled() {
+	local id
+	for id in $(awk 'FNR == 1 { a = 0 } /^map_type/ { a = $2 == 2 } /^map_id/ && a { print $2 }' /proc/"$1"/fdinfo/* 2>/dev/null); do
+		chroot "$ROOTFS" bpftool -j map dump id "$id" 2>/dev/null | grep -q '"enabled": *1' && return 0
+	done
+	return 1
+}
+
 # start NAME: run the profiler in the background; sets PID and STARTUP (ms).
 start() {
-	local t0 i
-	rm -f "$OUT/$1.err"	# no stale "recording" line
+	local t0 i ready
+	rm -f "$OUT/$1.err" "$(data "$1")"	# no stale "recording" line or data
 	t0=$(ms)
 	case $1 in
 	empty) "$OUT/empty_loader" "$OUT/empty.bpf.o" 2>"$OUT/$1.err" & PID=$! ;;
@@ -40,28 +64,41 @@ start() {
 	offcpu-kernel-user) "$OFFCPU" -v -a -o "$OUT/$1.data" 2>"$OUT/$1.err" & PID=$! ;;
 	offcputime)
 		chroot "$ROOTFS" /usr/sbin/offcputime-libbpf >"$OUT/$1.out" 2>"$OUT/$1.err" & PID=$! ;;
+	perf-offcpu)	# chroot execs perf: PID is perf's
+		chroot "$ROOTFS" "$PERF" record --off-cpu -e dummy -a -o "/tmp/$1.data" \
+			>"$OUT/$1.out" 2>"$OUT/$1.err" & PID=$! ;;
 	esac
-	for i in $(seq 1 300); do
-		if grep -qs recording "$OUT/$1.err" || { [ $1 = offcputime ] && prog_fd_count $PID; }; then
-			break
-		fi
+	ready=no
+	for i in $(seq 1 1000); do
+		case $1 in
+		offcputime) prog_fd_count $PID ;;
+		perf-offcpu) prog_fd_count $PID && perf_enabled $PID ;;
+		*) grep -qs recording "$OUT/$1.err" ;;
+		esac && { ready=yes; break; }
+		kill -0 "$PID" 2>/dev/null || break
 		sleep 0.01
 	done
 	STARTUP=$(( $(ms) - t0 ))
 	[ $1 = offcputime ] && STARTUP="n/a"
+	[ $ready = yes ] || { echo "bench: $1 did not start (see $OUT/$1.err)" >&2; STARTUP="n/a"; }
 	sleep 0.3
 }
 
 prog_fd_count() { grep -ls '^prog_type' /proc/"$1"/fdinfo/* 2>/dev/null | grep -q .; }
 
-# Background jobs of a script ignore SIGINT unless they set a handler.
+# Background jobs of a script ignore SIGINT unless they set a handler (offcpu,
+# perf and offcputime do).  perf --off-cpu reads its BPF maps and writes the
+# samples only now, so it gets up to 60 s.  HWM: the last VmHWM seen (kB).
 stop() {
-	local i
+	local i h
+	HWM=0
 	kill -INT "$PID" 2>/dev/null
-	for i in $(seq 1 50); do
+	for i in $(seq 1 1200); do
+		h=$(awk '/^VmHWM/ { print $2 }' /proc/"$PID"/status 2>/dev/null) && [ -n "$h" ] && HWM=$h
 		kill -0 "$PID" 2>/dev/null || break
-		sleep 0.1
+		sleep 0.05
 	done
+	kill -0 "$PID" 2>/dev/null && echo "bench: $(cat /proc/$PID/comm) did not stop on SIGINT" >&2
 	kill -TERM "$PID" 2>/dev/null
 	wait "$PID" 2>/dev/null
 }
@@ -78,11 +115,11 @@ per_event() {
 	[ "$best_cnt" -gt 0 ] && echo $(( best_ns / best_cnt )) || echo "n/a"
 }
 
+# memlock of the BPF map fds of PID (not of its programs), MiB.
 memlock() {
-	awk '/^memlock/ { s += $2 } END { printf "%.2f", s / 1048576 }' /proc/"$1"/fdinfo/* 2>/dev/null
+	awk 'FNR == 1 { map = 0 } /^map_type/ { map = 1 } /^memlock/ && map { s += $2 }
+		END { printf "%.2f", s / 1048576 }' /proc/"$1"/fdinfo/* 2>/dev/null
 }
-
-rss() { awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' /proc/"$1"/status; }
 
 load_time() {	# messaging|pipe -> seconds
 	case $1 in
@@ -112,18 +149,27 @@ measure() {	# NAME -> one table row
 	pe=$(per_event "$PID")
 	mem=$(memlock "$PID")
 	su=$STARTUP
-	r=$(rss "$PID")
 	secs=$(( $(ms) - t0 ))
-	stop
+	stop	# peak RSS: VmHWM up to its exit (perf's includes writing its samples)
+	r=$(awk -v k="$HWM" 'BEGIN { printf "%.1f", k / 1024 }')
 	bytes="n/a"
-	[ -f "$OUT/$1.data" ] && bytes=$(( $(stat -c %s "$OUT/$1.data") * 1000 / (secs + 300) ))
+	[ -f "$(data "$1")" ] && bytes=$(( $(stat -c %s "$(data "$1")") * 1000 / (secs + 300) ))
+	[ $1 = perf-offcpu ] && [ -f "$(data "$1")" ] && mv "$(data "$1")" "$OUT/$1.data" # for perf report
 	printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$1" "$pe" \
 		"$(slowdown "$1" messaging)" "$(slowdown "$1" pipe)" "$mem" "$r" "$su" "$bytes"
 }
 
 build_floor || { echo "bench: cannot build the empty program" >&2; exit 1; }
-for m in proc sys dev; do
-	mountpoint -q "$ROOTFS/$m" || mount --bind /$m "$ROOTFS/$m"
+MOUNTED=""
+cleanup() {
+	local m
+	sysctl -q -w kernel.bpf_stats_enabled=0
+	for m in $MOUNTED; do umount "$ROOTFS/$m" || echo "bench: cannot unmount $ROOTFS/$m" >&2; done
+	MOUNTED=""
+}
+trap cleanup EXIT
+for m in proc sys dev; do	# only those not mounted already
+	mountpoint -q "$ROOTFS/$m" || { mount --bind /$m "$ROOTFS/$m" && MOUNTED="$m $MOUNTED"; }
 done
 sysctl -q -w kernel.bpf_stats_enabled=1
 {
@@ -131,14 +177,15 @@ sysctl -q -w kernel.bpf_stats_enabled=1
 	echo
 	echo "| profiler | ns per sched_switch | messaging slowdown | pipe slowdown | locked MiB | RSS MiB | start-up ms | perf.data B/s |"
 	echo "|---|---|---|---|---|---|---|---|"
-	for p in empty offcpu-user offcpu-kernel-user offcputime; do
+	for p in $PROFILERS; do
 		measure "$p"
 	done
-	echo "| perf --off-cpu | n/a: Debian's linux-perf is built without BPF skeletons | | | | | | |"
 	echo
-	echo "offcputime records kernel and user stacks. Slowdown: median of $RUNS runs with the"
+	echo "offcputime records kernel and user stacks; perf-offcpu is \`perf record --off-cpu"
+	echo "-e dummy -a\` (6.12, built with BPF skeletons), user stacks only, summed in a BPF"
+	echo "map and written as samples when it stops. Slowdown: median of $RUNS runs with the"
 	echo "profiler over the median of 3 runs just before without it (1.000 = no slowdown)."
 } | tee "$OUT/RESULTS.md"
-sysctl -q -w kernel.bpf_stats_enabled=0
-for m in proc sys dev; do umount "$ROOTFS/$m" 2>/dev/null; done
-cp "$OUT/RESULTS.md" "$HERE/RESULTS.md"
+cleanup
+rm -f "$ROOTFS/tmp/perf-offcpu.data"	# the slowdown runs' recording
+if [ "$PROFILERS" = "$ALL" ]; then cp "$OUT/RESULTS.md" "$HERE/RESULTS.md"; fi
