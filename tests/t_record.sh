@@ -94,10 +94,15 @@ then pass "$T-tid"; else fail "$T-tid" "exit $rc $(tail -n 1 "$WORK/t.json")"; f
 
 # -d, system wide; a process that exits during the recording keeps its name
 # and symbols (perf --off-cpu shows it as :PID [unknown]).
-( sleep 0.5; exec "$BLOCKER" -t 1 >"$WORK/d.out" ) &
-bp=$!
+# The workload starts once offcpu says it records (a loaded machine or the
+# sanitizer build can take longer than a fixed delay to get there).
 start=$(date +%s%N)
-"$OFFCPU" -d 3 -o "$WORK/d.data" 2>"$WORK/d.err"
+"$OFFCPU" -v -d 3 -o "$WORK/d.data" 2>"$WORK/d.err" &
+op=$!
+for _ in $(seq 1 100); do grep -qs '^offcpu: recording' "$WORK/d.err" && break; sleep 0.05; done
+"$BLOCKER" -t 1 >"$WORK/d.out" &
+bp=$!
+wait $op
 rc=$?
 elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
 wait $bp
