@@ -88,13 +88,16 @@ prog_fd_count() { grep -ls '^prog_type' /proc/"$1"/fdinfo/* 2>/dev/null | grep -
 
 # Background jobs of a script ignore SIGINT unless they set a handler (offcpu,
 # perf and offcputime do).  perf --off-cpu reads its BPF maps and writes the
-# samples only now, so it gets up to 60 s.  HWM: the last VmHWM seen (kB).
+# samples only now, so it gets up to 60 s.  HWM: the highest VmHWM seen (kB),
+# from just before SIGINT until the process has no memory left to show.
 stop() {
 	local i h
 	HWM=0
+	h=$(awk '/^VmHWM/ { print $2 }' /proc/"$PID"/status 2>/dev/null) && [ -n "$h" ] && HWM=$h
 	kill -INT "$PID" 2>/dev/null
 	for i in $(seq 1 1200); do
-		h=$(awk '/^VmHWM/ { print $2 }' /proc/"$PID"/status 2>/dev/null) && [ -n "$h" ] && HWM=$h
+		h=$(awk '/^VmHWM/ { print $2 }' /proc/"$PID"/status 2>/dev/null) &&
+			[ -n "$h" ] && [ "$h" -gt "$HWM" ] && HWM=$h
 		kill -0 "$PID" 2>/dev/null || break
 		sleep 0.05
 	done
