@@ -3,7 +3,10 @@
 # this machine (as root), printed as a table and written to bench/RESULTS.md.
 #   per event   run_time_ns / run_cnt of each profiler's sched_switch program
 #               (kernel.bpf_stats_enabled=1) during `perf bench sched messaging`
-#   slowdown    median of 5 load runs with the profiler vs 3 without, just before
+#               and `pipe`; median of ROUNDS rounds that take the profilers in
+#               turn, so drift of the machine hits all of them alike
+#   slowdown    RUNS load runs without and with the profiler, alternating;
+#               ratio of the medians
 #   memory      memlock of the profiler's BPF maps (fdinfo), peak RSS (VmHWM)
 #   start-up    exec to "recording" (offcpu -v, the empty loader); for perf,
 #               exec to its BPF program's `enabled` flag set (bpftool)
@@ -19,7 +22,10 @@ OFFCPU=$ROOT/build/x86_64/offcpu
 OUT=$ROOT/build/bench
 PERF=/usr/local/bin/perf	# in the root, built by setup.sh
 RUNS=${RUNS:-5}
+ROUNDS=${ROUNDS:-3}
 ALL="empty offcpu-user offcpu-kernel-user offcputime perf-offcpu"
+# Per-event cost only: offcpu without its user stack cache, for what it saves.
+NOCACHE="offcpu-user-nocache offcpu-kernel-user-nocache"
 PROFILERS=${PROFILERS:-$ALL}	# a subset is printed, not written to bench/
 mkdir -p "$OUT"
 
@@ -62,6 +68,12 @@ start() {
 	empty) "$OUT/empty_loader" "$OUT/empty.bpf.o" 2>"$OUT/$1.err" & PID=$! ;;
 	offcpu-user) "$OFFCPU" -v -a --call-graph user -o "$OUT/$1.data" 2>"$OUT/$1.err" & PID=$! ;;
 	offcpu-kernel-user) "$OFFCPU" -v -a -o "$OUT/$1.data" 2>"$OUT/$1.err" & PID=$! ;;
+	offcpu-user-nocache) "$OFFCPU" -v -a --call-graph user --stack-cache off \
+		-o "$OUT/$1.data" 2>"$OUT/$1.err" & PID=$! ;;
+	offcpu-kernel-user-nocache) "$OFFCPU" -v -a --stack-cache off \
+		-o "$OUT/$1.data" 2>"$OUT/$1.err" & PID=$! ;;
+	offcpu-verify) "$OFFCPU" -v -a --stack-cache verify -o "$OUT/$1.data" \
+		2>"$OUT/$1.err" & PID=$! ;;
 	offcputime)
 		chroot "$ROOTFS" /usr/sbin/offcputime-libbpf >"$OUT/$1.out" 2>"$OUT/$1.err" & PID=$! ;;
 	perf-offcpu)	# chroot execs perf: PID is perf's
@@ -133,23 +145,36 @@ load_time() {	# messaging|pipe -> seconds
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# slowdown NAME LOAD: ratio of medians, profiler running vs not.
+# slowdown NAME LOAD: ratio of medians, RUNS runs without and with the
+# profiler, alternating (the profiler is started and stopped around each).
 slowdown() {
-	local base prof i
-	base=$(for i in 1 2 3; do load_time "$2"; done | median)
-	start "$1"
-	prof=$(for i in $(seq 1 "$RUNS"); do load_time "$2"; done | median)
-	stop
-	awk -v a="$prof" -v b="$base" 'BEGIN { printf "%.3f", a / b }'
+	local i base="" prof=""
+	for i in $(seq 1 "$RUNS"); do
+		base+="$(load_time "$2")"$'\n'
+		start "$1"
+		prof+="$(load_time "$2")"$'\n'
+		stop
+	done
+	awk -v a="$(grep . <<<"$prof" | median)" -v b="$(grep . <<<"$base" | median)" \
+		'BEGIN { printf "%.3f", a / b }'
 }
 
-measure() {	# NAME -> one table row
-	local pe mem r su bytes secs=0 t0
+# cost NAME: ns per sched_switch during one messaging and one pipe run.
+cost() {
+	start "$1"
+	load_time messaging >/dev/null
+	load_time pipe >/dev/null
+	per_event "$PID"
+	stop
+}
+
+# One row; PE[NAME] holds the median per-event cost of the rounds.
+measure() {
+	local mem r su bytes secs=0 t0
 	start "$1"
 	t0=$(ms)
 	load_time messaging >/dev/null
 	load_time messaging >/dev/null
-	pe=$(per_event "$PID")
 	mem=$(memlock "$PID")
 	su=$STARTUP
 	secs=$(( $(ms) - t0 ))
@@ -158,8 +183,57 @@ measure() {	# NAME -> one table row
 	bytes="n/a"
 	[ -f "$(data "$1")" ] && bytes=$(( $(stat -c %s "$(data "$1")") * 1000 / (secs + 300) ))
 	[ $1 = perf-offcpu ] && [ -f "$(data "$1")" ] && mv "$(data "$1")" "$OUT/$1.data" # for perf report
-	printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$1" "$pe" \
-		"$(slowdown "$1" messaging)" "$(slowdown "$1" pipe)" "$mem" "$r" "$su" "$bytes"
+	ROW_MEM[$1]=$mem ROW_RSS[$1]=$r ROW_SU[$1]=$su
+	SLOW_M[$1]=$(slowdown "$1" messaging)
+	SLOW_P[$1]=$(slowdown "$1" pipe)
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$1" "${PE[$1]}" \
+		"${SLOW_M[$1]}" "${SLOW_P[$1]}" "$mem" "$r" "$su" "$bytes"
+}
+
+# The stack cache under each load: how often a user stack is reusable, and
+# how often a reuse would have been wrong (--stack-cache verify walks anyway).
+cache_line() {
+	local load line
+	for load in messaging pipe; do
+		start offcpu-verify
+		load_time "$load" >/dev/null
+		stop
+		line=$(sed -n 's/.*stack cache (verify): //p' "$OUT/offcpu-verify.err" | tr -d ']')
+		echo "- stack cache under $load: ${line:-no verify line (see $OUT/offcpu-verify.err)}"
+	done
+}
+
+# ratio A B TARGET WHAT: one line saying whether A/B meets TARGET.
+ratio() {
+	awk -v a="$1" -v b="$2" -v t="$3" -v w="$4" 'BEGIN {
+		if (a == "" || b == "" || a == "n/a" || b == "n/a" || b == 0) { printf "- %s: not measured\n", w; exit }
+		r = a / b
+		printf "- %s: %.2f× (target ≤ %.2f×): %s\n", w, r, t,
+			r <= t ? "met" : sprintf("NOT met, %.0f %% over", (r / t - 1) * 100) }'
+}
+
+lowest() {	# ARRAY: "ratio profiler" of the smallest slowdown of the three
+	local -n sl=$1
+	local p
+	for p in offcpu-kernel-user offcputime perf-offcpu; do
+		[ -n "${sl[$p]:-}" ] && echo "${sl[$p]} $p"
+	done | sort -g | head -1
+}
+
+summary() {
+	ratio "${PE[offcpu-user]:-}" "${PE[perf-offcpu]:-}" 0.5 \
+		"user stacks, ns per event vs perf --off-cpu"
+	ratio "${PE[offcpu-kernel-user]:-}" "${PE[offcputime]:-}" 0.5 \
+		"kernel + user stacks, ns per event vs offcputime"
+	ratio "${PE[offcpu-user]:-}" "${PE[offcpu-user-nocache]:-}" 1 \
+		"user stacks, with the stack cache vs without"
+	ratio "${PE[offcpu-kernel-user]:-}" "${PE[offcpu-kernel-user-nocache]:-}" 1 \
+		"kernel + user stacks, with the stack cache vs without"
+	echo "- locked map memory (default, kernel + user): ${ROW_MEM[offcpu-kernel-user]:-?} MiB (target ≤ 4)"
+	echo "- peak RSS: ${ROW_RSS[offcpu-user]:-?} / ${ROW_RSS[offcpu-kernel-user]:-?} MiB (target ≤ 8)"
+	echo "- start-up: ${ROW_SU[offcpu-user]:-?} / ${ROW_SU[offcpu-kernel-user]:-?} ms (target ≤ 150)"
+	echo "- lowest messaging slowdown of offcpu (kernel + user), offcputime, perf: $(lowest SLOW_M)"
+	echo "- lowest pipe slowdown of offcpu (kernel + user), offcputime, perf: $(lowest SLOW_P)"
 }
 
 build_floor || { echo "bench: cannot build the empty program" >&2; exit 1; }
@@ -175,7 +249,19 @@ for m in proc sys dev; do	# only those not mounted already
 	mountpoint -q "$ROOTFS/$m" || { mount --bind /$m "$ROOTFS/$m" && MOUNTED="$m $MOUNTED"; }
 done
 sysctl -q -w kernel.bpf_stats_enabled=1
+declare -A PE=() ROW_MEM=() ROW_RSS=() ROW_SU=() SLOW_M=() SLOW_P=()
 {
+	# Per-event cost first, in rounds over all profilers.
+	declare -A costs=()
+	for r in $(seq 1 "$ROUNDS"); do
+		for p in $PROFILERS $NOCACHE; do
+			costs[$p]+="$(cost "$p") "
+		done
+	done
+	for p in $PROFILERS $NOCACHE; do
+		PE[$p]=$(tr ' ' '\n' <<<"${costs[$p]}" | grep -E '^[0-9]+$' | median)
+		[ -n "${PE[$p]}" ] || PE[$p]=n/a
+	done
 	echo "# offcpu overhead, $(date -u +%Y-%m-%d), $(uname -r), $(nproc) CPUs"
 	echo
 	echo "| profiler | ns per sched_switch | messaging slowdown | pipe slowdown | locked MiB | RSS MiB | start-up ms | perf.data B/s |"
@@ -183,11 +269,19 @@ sysctl -q -w kernel.bpf_stats_enabled=1
 	for p in $PROFILERS; do
 		measure "$p"
 	done
+	for p in $NOCACHE; do
+		echo "| $p | ${PE[$p]} | | | | | | |"
+	done
 	echo
-	echo "offcputime records kernel and user stacks; perf-offcpu is \`perf record --off-cpu"
-	echo "-e dummy -a\` (6.12, built with BPF skeletons), user stacks only, summed in a BPF"
-	echo "map and written as samples when it stops. Slowdown: median of $RUNS runs with the"
-	echo "profiler over the median of 3 runs just before without it (1.000 = no slowdown)."
+	echo "ns per sched_switch: median of $ROUNDS rounds (each: one messaging and one pipe"
+	echo "run per profiler, profilers in turn). offcputime records kernel and user stacks;"
+	echo "perf-offcpu is \`perf record --off-cpu -e dummy -a\` (6.12, built with BPF skeletons),"
+	echo "user stacks only, summed in a BPF map and written as samples when it stops; *-nocache"
+	echo "is offcpu with \`--stack-cache off\`. Slowdown: median of $RUNS runs with the profiler"
+	echo "over the median of $RUNS runs without it, alternating (1.000 = no slowdown)."
+	echo
+	summary
+	cache_line
 } | tee "$OUT/RESULTS.md"
 cleanup
 rm -f "$ROOTFS/tmp/perf-offcpu.data"	# the slowdown runs' recording
