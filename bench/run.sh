@@ -22,7 +22,7 @@ OFFCPU=$ROOT/build/x86_64/offcpu
 OUT=$ROOT/build/bench
 PERF=/usr/local/bin/perf	# in the root, built by setup.sh
 RUNS=${RUNS:-5}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 ALL="empty offcpu-user offcpu-kernel-user offcputime perf-offcpu"
 # Per-event cost only: offcpu without its user stack cache, for what it saves.
 NOCACHE="offcpu-user-nocache offcpu-kernel-user-nocache"
