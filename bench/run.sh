@@ -24,8 +24,9 @@ PERF=/usr/local/bin/perf	# in the root, built by setup.sh
 RUNS=${RUNS:-5}
 ROUNDS=${ROUNDS:-5}
 ALL="empty offcpu-user offcpu-kernel-user offcputime perf-offcpu"
-# Per-event cost only: offcpu without its user stack cache, for what it saves.
-NOCACHE="offcpu-user-nocache offcpu-kernel-user-nocache"
+# Per-event cost only: offcpu without its user stack cache, for what it
+# saves, and the kernel stack walk alone, the floor of kernel + user.
+NOCACHE="offcpu-user-nocache offcpu-kernel-user-nocache kernel-walk-only"
 PROFILERS=${PROFILERS:-$ALL}	# a subset is printed, not written to bench/
 mkdir -p "$OUT"
 
@@ -33,8 +34,11 @@ mkdir -p "$OUT"
 ROOTFS=$("$HERE/setup.sh") || exit 1
 
 build_floor() {
-	clang -g -O2 -target bpfel -D__TARGET_ARCH_x86 -I"$CACHE/toolchain/host/include" \
-		-I"$ROOT/bpf" -c "$HERE/empty.bpf.c" -o "$OUT/empty.bpf.o" &&
+	local f
+	for f in empty kstack; do
+		clang -g -O2 -target bpfel -D__TARGET_ARCH_x86 -I"$CACHE/toolchain/host/include" \
+			-I"$ROOT/bpf" -c "$HERE/$f.bpf.c" -o "$OUT/$f.bpf.o" || return 1
+	done
 	gcc -O2 -I"$CACHE/toolchain/host/include" "$HERE/empty_loader.c" \
 		-L"$CACHE/toolchain/host/lib" -lbpf -lelf -lz -o "$OUT/empty_loader"
 }
@@ -66,6 +70,7 @@ start() {
 	t0=$(ms)
 	case $1 in
 	empty) "$OUT/empty_loader" "$OUT/empty.bpf.o" 2>"$OUT/$1.err" & PID=$! ;;
+	kernel-walk-only) "$OUT/empty_loader" "$OUT/kstack.bpf.o" kstack 2>"$OUT/$1.err" & PID=$! ;;
 	offcpu-user) "$OFFCPU" -v -a --call-graph user -o "$OUT/$1.data" 2>"$OUT/$1.err" & PID=$! ;;
 	offcpu-kernel-user) "$OFFCPU" -v -a -o "$OUT/$1.data" 2>"$OUT/$1.err" & PID=$! ;;
 	offcpu-user-nocache) "$OFFCPU" -v -a --call-graph user --stack-cache off \
@@ -139,7 +144,9 @@ memlock() {
 load_time() {	# messaging|pipe -> seconds
 	case $1 in
 	messaging) perf bench sched messaging -g 10 -l 300 2>/dev/null ;;
-	pipe) perf bench sched pipe -l 20000 2>/dev/null ;;
+	# Both ends on one CPU: every message is two context switches, and the
+	# result does not depend on where the scheduler happened to put them.
+	pipe) taskset -c 0 perf bench sched pipe -l 20000 2>/dev/null ;;
 	esac | awk '/Total time/ { print $3 }'
 }
 
@@ -229,6 +236,8 @@ summary() {
 		"user stacks, with the stack cache vs without"
 	ratio "${PE[offcpu-kernel-user]:-}" "${PE[offcpu-kernel-user-nocache]:-}" 1 \
 		"kernel + user stacks, with the stack cache vs without"
+	ratio "${PE[kernel-walk-only]:-}" "${PE[offcputime]:-}" 0.5 \
+		"the kernel stack walk alone (the floor of kernel + user) vs offcputime"
 	echo "- locked map memory (default, kernel + user): ${ROW_MEM[offcpu-kernel-user]:-?} MiB (target ≤ 4)"
 	echo "- peak RSS: ${ROW_RSS[offcpu-user]:-?} / ${ROW_RSS[offcpu-kernel-user]:-?} MiB (target ≤ 8)"
 	echo "- start-up: ${ROW_SU[offcpu-user]:-?} / ${ROW_SU[offcpu-kernel-user]:-?} ms (target ≤ 150)"
@@ -277,8 +286,10 @@ declare -A PE=() ROW_MEM=() ROW_RSS=() ROW_SU=() SLOW_M=() SLOW_P=()
 	echo "run per profiler, profilers in turn). offcputime records kernel and user stacks;"
 	echo "perf-offcpu is \`perf record --off-cpu -e dummy -a\` (6.12, built with BPF skeletons),"
 	echo "user stacks only, summed in a BPF map and written as samples when it stops; *-nocache"
-	echo "is offcpu with \`--stack-cache off\`. Slowdown: median of $RUNS runs with the profiler"
-	echo "over the median of $RUNS runs without it, alternating (1.000 = no slowdown)."
+	echo "is offcpu with \`--stack-cache off\`; kernel-walk-only is one bpf_get_stackid of the"
+	echo "kernel stack per switch-out of a sleeping thread and nothing else (bench/kstack.bpf.c)."
+	echo "Slowdown: median of $RUNS runs with the profiler over the median of $RUNS runs without"
+	echo "it, alternating (1.000 = no slowdown); pipe runs pinned to CPU 0."
 	echo
 	summary
 	cache_line
