@@ -232,6 +232,7 @@ lowest() {	# ARRAY: "ratio profiler" of the smallest slowdown of the three
 }
 
 summary() {
+	local l
 	ratio "${PE[offcpu-user]:-}" "${PE[perf-offcpu]:-}" 0.5 \
 		"user stacks, ns per event vs perf --off-cpu"
 	ratio "${PE[offcpu-kernel-user]:-}" "${PE[offcputime]:-}" 0.5 \
@@ -245,8 +246,14 @@ summary() {
 	echo "- locked map memory (default, kernel + user): ${ROW_MEM[offcpu-kernel-user]:-?} MiB (target ≤ 4)"
 	echo "- peak RSS: ${ROW_RSS[offcpu-user]:-?} / ${ROW_RSS[offcpu-kernel-user]:-?} MiB (target ≤ 8)"
 	echo "- start-up: ${ROW_SU[offcpu-user]:-?} / ${ROW_SU[offcpu-kernel-user]:-?} ms (target ≤ 150)"
-	echo "- lowest messaging slowdown of offcpu (kernel + user), offcputime, perf: $(lowest SLOW_M)"
-	echo "- lowest pipe slowdown of offcpu (kernel + user), offcputime, perf: $(lowest SLOW_P)"
+	for l in M P; do
+		local -n sl=SLOW_$l
+		echo "- $([ $l = M ] && echo messaging || echo pipe) slowdown, like for like:" \
+			"user stacks offcpu ${sl[offcpu-user]:-?} vs perf ${sl[perf-offcpu]:-?};" \
+			"kernel + user offcpu ${sl[offcpu-kernel-user]:-?} vs offcputime ${sl[offcputime]:-?};" \
+			"lowest of the three (offcpu's default): $(lowest SLOW_$l)"
+		unset -n sl
+	done
 }
 
 build_floor || { echo "bench: cannot build the empty program" >&2; exit 1; }

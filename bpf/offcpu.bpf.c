@@ -244,8 +244,10 @@ static __always_inline __s32 user_stack(void *ctx, struct task_struct *prev,
 	return id;
 }
 
+/* NOW: the time of this switch, read once for both halves (0: not yet). */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
-				       __u32 state, bool task_storage, bool tp_btf)
+				       __u32 state, bool task_storage, bool tp_btf,
+				       __u64 *now)
 {
 	struct offcpu_start *s;
 	__u64 pid_tgid;
@@ -272,7 +274,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 			count(DROP_KSTACK);
 	}
 	s->state = state;
-	s->ts = bpf_ktime_get_ns();
+	*now = bpf_ktime_get_ns();
+	s->ts = *now;
 }
 
 static __always_inline void add_sum(__u32 pid, __u32 tid, struct offcpu_start *s,
@@ -328,26 +331,30 @@ static __always_inline void send_event(__u32 pid, __u32 tid,
 }
 
 static __always_inline void switch_in(struct task_struct *next, bool task_storage,
-				      bool tp_btf)
+				      bool tp_btf, __u64 *now)
 {
 	struct offcpu_start *s;
 	__u32 pid, tid;
-	__u64 now, delta;
+	__u64 delta;
 
+	/* Kernel threads and the idle task never have a start: skip the lookup. */
+	if (user_only && (TASK_READ(tp_btf, next, flags) & OFFCPU_PF_KTHREAD))
+		return;
 	tid = TASK_READ(tp_btf, next, pid);
 	s = start_of(next, tid, task_storage, false);
 	if (!s || !s->ts)
 		return;
-	now = bpf_ktime_get_ns();
-	delta = now - s->ts;
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+	delta = *now - s->ts;
 	s->ts = 0;
 	if (delta < min_ns || delta > max_ns)
 		return;
 	pid = TASK_READ(tp_btf, next, tgid);
 	if (delta >= thresh_ns)
-		send_event(pid, tid, s, now, delta);
+		send_event(pid, tid, s, *now, delta);
 	else
-		add_sum(pid, tid, s, now, delta);
+		add_sum(pid, tid, s, *now, delta);
 }
 
 static __always_inline int on_switch(unsigned long long *ctx, bool task_storage,
@@ -356,6 +363,7 @@ static __always_inline int on_switch(unsigned long long *ctx, bool task_storage,
 	bool preempt = (bool)ctx[0];
 	struct task_struct *prev = (struct task_struct *)ctx[1];
 	struct task_struct *next = (struct task_struct *)ctx[2];
+	__u64 now = 0;
 	__u32 state;
 
 	/*
@@ -371,8 +379,8 @@ static __always_inline int on_switch(unsigned long long *ctx, bool task_storage,
 		state = (__u32)ctx[3];
 	else
 		state = task_state(prev);
-	switch_out(ctx, prev, state & 0xff, task_storage, tp_btf);
-	switch_in(next, task_storage, tp_btf);
+	switch_out(ctx, prev, state & 0xff, task_storage, tp_btf, &now);
+	switch_in(next, task_storage, tp_btf, &now);
 	return 0;
 }
 
