@@ -164,8 +164,11 @@ qemu-test:
 	qemu-tests/run.sh $(CELLS)
 
 # The main job: profile this machine for 10 s, then show the top off-CPU stacks.
-demo: all
-	$(B)/offcpu -d 10 -o perf.data
+# The whole machine for 10 s.  An idle machine has little that both blocks
+# and wakes up within 10 s (a block is recorded when it ends), so the blocker
+# workload runs meanwhile: its stacks show what a busy program looks like.
+demo: all $(B)/blocker
+	$(B)/blocker -t 9 >/dev/null & $(B)/offcpu -d 10 -o perf.data; rc=$$?; wait; exit $$rc
 	$(B)/offcpu report -i perf.data -n 10
 
 btf:
