@@ -316,7 +316,9 @@ static __always_inline void send_event(__u32 pid, __u32 tid,
 
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
+		/* User space is behind: keep the time, if not its own timestamp. */
 		count(DROP_RINGBUF);
+		add_sum(pid, tid, s, now, delta);
 		return;
 	}
 	e->time = now;

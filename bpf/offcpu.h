@@ -63,7 +63,7 @@ enum offcpu_drop {
 	DROP_USTACK,		/* user stack not recorded (map full, collision, fault) */
 	DROP_KSTACK,		/* kernel stack not recorded */
 	DROP_SUMS,		/* sums map full */
-	DROP_RINGBUF,		/* ring buffer full */
+	DROP_RINGBUF,		/* ring buffer full: a long block summed instead (not lost) */
 	DROP_STORAGE,		/* per-thread start state not stored */
 	DROP_FILTER,		/* pid filter map full (fork tracking) */
 	DROP_MAX,

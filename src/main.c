@@ -236,12 +236,12 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 		[DROP_USTACK] = "user stacks not recorded",
 		[DROP_KSTACK] = "kernel stacks not recorded",
 		[DROP_SUMS] = "short blocks lost (sums map full)",
-		[DROP_RINGBUF] = "long blocks lost (ring buffer full)",
+		[DROP_RINGBUF] = "long blocks summed with the short ones (ring buffer full)",
 		[DROP_STORAGE] = "blocks not tracked (per-thread storage full)",
 		[DROP_FILTER] = "forked processes not followed (pid filter full)",
 	};
 	const uint64_t *n = st->counters;
-	uint64_t lost = n[DROP_SUMS] + n[DROP_RINGBUF];
+	uint64_t lost = n[DROP_SUMS];
 
 	fprintf(stderr, "[ offcpu: Captured and wrote %.3f MB %s (%llu samples, %llu lost) ]\n",
 		st->bytes / 1048576.0, o->output, (unsigned long long)st->samples,
