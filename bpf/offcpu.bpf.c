@@ -179,7 +179,7 @@ start_of(struct task_struct *t, __u32 tid, bool task_storage, bool create)
 	return bpf_map_lookup_elem(&tid_start, &tid);
 }
 
-/* 64-bit mix (splitmix64's finalizer): equal keys for equal inputs only, in practice. */
+/* hash_combine, then splitmix64's finalizer: unequal inputs give unequal keys, in practice. */
 static __always_inline __u64 mix(__u64 h, __u64 v)
 {
 	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
