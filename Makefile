@@ -163,8 +163,8 @@ test:
 qemu-test:
 	qemu-tests/run.sh $(CELLS)
 
-# The main job: profile this machine for 10 s, then show the top off-CPU stacks.
-# The whole machine for 10 s.  An idle machine has little that both blocks
+# The main job: profile this machine for 10 s, then show the top off-CPU
+# stacks.  An idle machine has little that both blocks
 # and wakes up within 10 s (a block is recorded when it ends), so the blocker
 # workload runs meanwhile: its stacks show what a busy program looks like.
 demo: all $(B)/blocker

@@ -705,7 +705,7 @@ static void read_counters(struct collector *c)
 /* Samples dropped in the kernel, so perf report shows "lost samples". */
 static int write_lost(struct collector *c)
 {
-	uint64_t lost = c->st.counters[DROP_SUMS];	/* DROP_RINGBUF: summed, not lost */
+	uint64_t lost = collector_lost(&c->st);
 	struct {
 		struct perf_event_header h;
 		uint64_t lost;

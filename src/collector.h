@@ -28,6 +28,12 @@ struct collector_stats {
 	uint64_t bytes;
 };
 
+/* Samples lost in the kernel (a full ring buffer sums its blocks instead). */
+static inline uint64_t collector_lost(const struct collector_stats *st)
+{
+	return st->counters[DROP_SUMS];
+}
+
 /*
  * Opens the dummy events and the ring buffer and synthesizes the records of
  * existing processes.  PIDS are the tgids tracked for -p/-t/command (empty:

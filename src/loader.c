@@ -83,9 +83,14 @@ static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
 	err |= SET(obj, "filter_cpu", (_Bool)(o->cpus.n != 0));
 	err |= SET(obj, "has_prev_state_arg", (_Bool)p->prev_state_arg);
 	err |= SET(obj, "self_pid", (uint32_t)getpid());
-	err |= SET(obj, "stack_cache", (_Bool)(o->stack_cache != STACK_CACHE_OFF && p->task_pt_regs));
+	err |= SET(obj, "stack_cache", (_Bool)loader_stack_cache(o, p));
 	err |= SET(obj, "stack_cache_verify", (_Bool)(o->stack_cache == STACK_CACHE_VERIFY));
 	return err ? -1 : 0;
+}
+
+bool loader_stack_cache(const struct offcpu_opts *o, const struct probe *p)
+{
+	return o->ustack && o->stack_cache != STACK_CACHE_OFF && p->task_pt_regs;
 }
 
 static struct bpf_program *prog(struct bpf_object *obj, const char *name)

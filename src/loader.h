@@ -4,6 +4,7 @@
 #ifndef OFFCPU_LOADER_H
 #define OFFCPU_LOADER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -28,6 +29,9 @@ int loader_attach(struct loader *l);
 void loader_print_maps(const struct loader *l, FILE *out);
 void loader_detach(struct loader *l);
 void loader_close(struct loader *l);
+
+/* Whether the user stack cache runs: asked for, user stacks, and a kernel that can. */
+bool loader_stack_cache(const struct offcpu_opts *o, const struct probe *p);
 
 /* `offcpu selftest`: open the embedded object without the bpf() syscall. */
 int loader_selftest(FILE *out);

@@ -241,7 +241,7 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 		[DROP_FILTER] = "forked processes not followed (pid filter full)",
 	};
 	const uint64_t *n = st->counters;
-	uint64_t lost = n[DROP_SUMS];
+	uint64_t lost = collector_lost(st);
 
 	fprintf(stderr, "[ offcpu: Captured and wrote %.3f MB %s (%llu samples, %llu lost) ]\n",
 		st->bytes / 1048576.0, o->output, (unsigned long long)st->samples,
@@ -249,7 +249,7 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 	for (int i = 0; i < DROP_MAX; i++)
 		if (n[i])
 			fprintf(stderr, "[ offcpu: %llu %s ]\n", (unsigned long long)n[i], what[i]);
-	if (o->verbose && o->ustack && o->stack_cache != STACK_CACHE_OFF && p->task_pt_regs)
+	if (o->verbose && loader_stack_cache(o, p))
 		print_stack_cache(o, n);
 	if (st->lost_task_events)
 		fprintf(stderr, "[ offcpu: %llu task events lost (process names/maps may be missing) ]\n",

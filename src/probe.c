@@ -255,12 +255,6 @@ static void probe_btf_facts(struct probe *p)
 	btf__free(btf);
 }
 
-/* The user stack cache reads user registers through a BTF task pointer. */
-static void set_task_pt_regs(struct probe *p)
-{
-	p->task_pt_regs = p->tp_btf && p->kver >= KVER(5, 15, 0);
-}
-
 static int choose_variant(struct probe *p, const char *variant)
 {
 	if (variant) {
@@ -286,12 +280,10 @@ static int choose_variant(struct probe *p, const char *variant)
 			return -1;
 		}
 		snprintf(p->why, sizeof(p->why), "forced by --variant");
-		set_task_pt_regs(p);
 		return 0;
 	}
 	p->tp_btf = p->kernel_btf;
 	p->use_task_storage = p->kernel_btf && p->task_storage;
-	set_task_pt_regs(p);
 	if (p->use_task_storage)
 		snprintf(p->why, sizeof(p->why), "kernel BTF and task local storage available");
 	else if (p->kernel_btf)
@@ -381,7 +373,11 @@ int probe_kernel(struct probe *p, const char *btf_file, const char *variant)
 	p->ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
 	p->jit = read_flag("/proc/sys/net/core/bpf_jit_enable");
 	probe_btf_facts(p);
-	return choose_variant(p, variant);
+	if (choose_variant(p, variant))
+		return -1;
+	/* The user stack cache reads user registers through a BTF task pointer. */
+	p->task_pt_regs = p->tp_btf && p->kver >= KVER(5, 15, 0);
+	return 0;
 }
 
 void probe_print(const struct probe *p, FILE *out)

@@ -39,7 +39,7 @@ expect_error missing-value "option '-o' needs a value" -o
 expect_error unknown-command "unknown command 'frob'" frob
 expect_error pid-and-cmd "exclude each other" -p 1 -- true
 expect_error max-stack "invalid --max-stack '500'" --max-stack 500
-expect_error stack-cache "invalid --stack-cache 'maybe'" --stack-cache maybe
+expect_error stack-cache "invalid --stack-cache 'maybe'" --stack-cache maybe -d 1
 grep -qx keep "$WORK/cwd/perf.data" && pass cli-error-keeps-perf-data \
 	|| fail cli-error-keeps-perf-data "perf.data was changed"
 
