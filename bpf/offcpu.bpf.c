@@ -38,6 +38,7 @@ const volatile bool has_prev_state_arg = false;
 const volatile __u32 self_pid = 0;	/* offcpu itself: its waits are not the user's */
 const volatile bool stack_cache = false;	/* reuse user stack ids (tp_btf, 5.15+) */
 const volatile bool stack_cache_verify = false;	/* walk anyway and count wrong reuses */
+const volatile __u32 spill_bytes = 0;	/* frames kept in the spill maps × 8; 0: no spill */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -55,8 +56,9 @@ struct {
 
 /*
  * value_size (max stack depth × 8) and max_entries are set by the loader.
- * User and kernel stacks live apart: a stack id is a hash bucket, and a
- * collision loses the stack, so each map holds only one kind.
+ * A stack id is a hash bucket, and the kernel keeps the first stack of a
+ * bucket: a stack that collides goes to the spill maps below.  User and
+ * kernel stacks live apart, which halves the collisions.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
@@ -71,6 +73,28 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, 127 * sizeof(__u64));
 } kstacks SEC(".maps");
+
+/* Colliding stacks, keyed by their frames: the kernel compares them in full. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 512);
+	__type(key, struct offcpu_spill_key);
+	__type(value, __s32);
+} ustack_spill SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 512);
+	__type(key, struct offcpu_spill_key);
+	__type(value, __s32);
+} kstack_spill SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_spill_scratch);
+} spill_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -189,6 +213,43 @@ static __always_inline __u64 mix(__u64 h, __u64 v)
 }
 
 /*
+ * The stack of bpf_get_stackid() that failed with RESULT, stored in the
+ * spill map instead when the failure was a collision (another stack holds
+ * its bucket: -EEXIST) or a full map (-ENOMEM).  Without it such a stack
+ * would be lost for the whole recording.  Costs a second walk, for those
+ * stacks only.  Returns the spill id, or RESULT.
+ */
+static __always_inline __s32 spill(void *ctx, void *map, __u64 flags, __s32 result,
+				   __u32 stat)
+{
+	struct offcpu_spill_scratch *sc;
+	__u32 zero = 0, n = spill_bytes;
+	__s32 id, *found;
+
+	if (result != -17 /* EEXIST */ && result != -12 /* ENOMEM */)
+		return result;
+	if (!n || n > sizeof(sc->key))
+		return result;
+	sc = bpf_map_lookup_elem(&spill_scratch, &zero);
+	if (!sc || bpf_get_stack(ctx, sc->key.ip, n, flags) <= 0)
+		return result;
+	found = bpf_map_lookup_elem(map, &sc->key);
+	if (found)
+		return *found;
+	if (sc->seq >= OFFCPU_SPILL_PER_CPU)
+		return result;
+	id = OFFCPU_SPILL_ID | bpf_get_smp_processor_id() << OFFCPU_SPILL_CPU_SHIFT | sc->seq;
+	if (!bpf_map_update_elem(map, &sc->key, &id, BPF_NOEXIST)) {
+		sc->seq++;
+		count(stat);
+		return id;
+	}
+	/* Another CPU stored it first, or the spill map is full. */
+	found = bpf_map_lookup_elem(map, &sc->key);
+	return found ? *found : result;
+}
+
+/*
  * The user stack cache.  A thread that blocks again with the same user
  * registers (ip, sp, frame pointer, link register) and the same caller's
  * return address (or back chain) as at its last block almost always has the
@@ -232,6 +293,7 @@ static __always_inline __s32 user_stack(void *ctx, struct task_struct *prev,
 	}
 	/* prev is current here, so this is prev's stack. */
 	id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	id = spill(ctx, &ustack_spill, BPF_F_USER_STACK, id, STAT_USTACK_SPILLED);
 	count(STAT_USTACK_WALKED);
 	if (hit) {
 		count(STAT_USTACK_REUSED);
@@ -269,7 +331,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	s->ustack = want_ustack ? user_stack(ctx, prev, s, tp_btf) : -1;
 	s->kstack = -1;
 	if (want_kstack) {
-		s->kstack = bpf_get_stackid(ctx, &kstacks, 0);
+		s->kstack = spill(ctx, &kstack_spill, 0,
+				  bpf_get_stackid(ctx, &kstacks, 0), STAT_KSTACK_SPILLED);
 		if (s->kstack < 0)
 			count(DROP_KSTACK);
 	}

@@ -58,9 +58,30 @@ struct offcpu_val {
 	__u32 pad;
 };
 
+/*
+ * Stacks whose bucket in their stack map holds another stack go to a spill
+ * map keyed by all their frames.  Their ids carry OFFCPU_SPILL_ID, the CPU
+ * that stored them and a per-CPU sequence number.
+ */
+#define OFFCPU_SPILL_ID		0x40000000
+#define OFFCPU_SPILL_CPU_SHIFT	12
+#define OFFCPU_SPILL_PER_CPU	(1u << OFFCPU_SPILL_CPU_SHIFT)
+#define OFFCPU_SPILL_FRAMES	64	/* the key: a BPF map key is at most 512 bytes */
+
+struct offcpu_spill_key {
+	__u64 ip[OFFCPU_SPILL_FRAMES];	/* zero after the last frame */
+};
+
+/* Per-CPU scratch of the spill path: the key under construction. */
+struct offcpu_spill_scratch {
+	struct offcpu_spill_key key;
+	__u32 seq;			/* ids handed out by this CPU */
+	__u32 pad;
+};
+
 /* Per-CPU drop counters, indexes of the drops map. */
 enum offcpu_drop {
-	DROP_USTACK,		/* user stack not recorded (map full, collision, fault) */
+	DROP_USTACK,		/* user stack not recorded (maps full, fault) */
 	DROP_KSTACK,		/* kernel stack not recorded */
 	DROP_SUMS,		/* sums map full */
 	DROP_RINGBUF,		/* ring buffer full: a long block summed instead (not lost) */
@@ -74,6 +95,8 @@ enum offcpu_stat {
 	STAT_USTACK_WALKED = DROP_MAX,	/* user stacks walked */
 	STAT_USTACK_REUSED,		/* same registers as the last block: id reused */
 	STAT_USTACK_WRONG,		/* --stack-cache verify: a reuse that would be wrong */
+	STAT_USTACK_SPILLED,		/* user stacks stored in the spill map */
+	STAT_KSTACK_SPILLED,		/* kernel stacks stored in the spill map */
 	COUNTER_MAX,
 };
 

@@ -35,7 +35,9 @@ hang_report() {
 
 section uname uname -r -m
 section probe /offcpu probe
-/offcpu -v -o /tmp/perf.data -- /blocker -t 2 >/tmp/workload.out 2>/tmp/record.err &
+# Four entries per stack map: most of the workload's stacks collide, so both
+# the stack maps and the spill maps are used on every kernel.
+/offcpu -v --stack-entries 4 -o /tmp/perf.data -- /blocker -t 2 >/tmp/workload.out 2>/tmp/record.err &
 pid=$!
 i=0
 while kill -0 $pid 2>/dev/null && [ $i -lt $RECORD_LIMIT ]; do

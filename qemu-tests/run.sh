@@ -150,6 +150,9 @@ check_cell() {
 	# The user stack cache (5.15+ with kernel BTF): how much it reused here.
 	cache=$(section "$log" record | sed -n 's/.*stack cache: .*(\([0-9.]*\) % reused).*/\1/p')
 	STACKS+=", stack cache $([ -n "$cache" ] && echo "$cache % reused" || echo off)"
+	# init.sh records with tiny stack maps: the stacks that collided.
+	spill=$(section "$log" record | sed -n 's/.*stack map collisions: \([0-9]*\) user and \([0-9]*\) kernel.*/\1 user, \2 kernel/p')
+	STACKS+=", spilled ${spill:-none}"
 	if ! python3 "$ROOT/tests/perf_check.py" "$1" "$dir/perf.data" "$dir/workload.out" \
 		"${@:2}" >"$dir/check.out" 2>&1; then
 		REASON="perf script $1: $(tail -n 1 "$dir/check.out")"
@@ -171,7 +174,7 @@ run_cell() {	# BOARD SUITE
 	local verdict=PASS retried=""
 	dir=$OUT/$board/$suite
 	mkdir -p "$dir"
-	rm -f "$dir/row" "$dir/console.hung.log"
+	rm -f "$dir/row" "$dir/console.hung.log" "$dir/console.oops.log"
 	if ! info=$("$HERE/fetch.sh" kernel "$board" "$suite" 2>"$dir/fetch.err"); then
 		echo "FAIL|fetch failed||||" > "$dir/row"
 		echo "FAIL $cell: kernel fetch failed: $(tail -n 1 "$dir/fetch.err")"
@@ -188,9 +191,20 @@ run_cell() {	# BOARD SUITE
 		boot "$board" "$kernel" "$dir/console.log"
 		retried="; retried after a hung boot"
 	fi
-	secs=$(( $(date +%s) - start ))
 	REASON="" VARIANT="" BTF="" NOTE="" STACKS=""
 	check_cell "$board" "$dir" || verdict=FAIL
+	# x86_64 guests under TCG rarely oops on int3 while the kernel patches
+	# the tracepoint's jump site in __schedule (seen twice in ~300 boots, never
+	# twice in a row).  It is the emulated text patching's, not the program's:
+	# one more try, and the cell says so.  Any other oops fails the cell.
+	if [ $verdict = FAIL ] && grep -aqE 'int3: [0-9a-f]+ \[#[0-9]+\]' "$dir/console.log"; then
+		cp "$dir/console.log" "$dir/console.oops.log"
+		boot "$board" "$kernel" "$dir/console.log"
+		retried+="; retried after a guest int3 oops $(grep -a -m1 'RIP:' "$dir/console.oops.log" | tr -d '\r' | sed 's/.*RIP: *//')"
+		REASON="" VARIANT="" BTF="" NOTE="" STACKS="" verdict=PASS
+		check_cell "$board" "$dir" || verdict=FAIL
+	fi
+	secs=$(( $(date +%s) - start ))
 	NOTE+=$retried
 	echo "$verdict|$ver|$VARIANT|$BTF|${secs}s|$STACKS|$NOTE" > "$dir/row"
 	if [ $verdict = PASS ]; then

@@ -21,6 +21,7 @@ enum {
 	OPT_BTF,
 	OPT_VARIANT,
 	OPT_STACK_CACHE,
+	OPT_STACK_ENTRIES,
 	OPT_VERSION,
 	OPT_SELFTEST,
 };
@@ -44,6 +45,7 @@ static const struct option long_opts[] = {
 	{ "btf", required_argument, NULL, OPT_BTF },
 	{ "variant", required_argument, NULL, OPT_VARIANT },
 	{ "stack-cache", required_argument, NULL, OPT_STACK_CACHE },
+	{ "stack-entries", required_argument, NULL, OPT_STACK_ENTRIES },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -75,6 +77,8 @@ void cli_usage(FILE *out)
 "  -u, --user-threads-only   ignore kernel threads (default)\n"
 "      --include-kernel-threads  record kernel threads too\n"
 "      --max-stack N         deepest stack recorded, frames (default 64, at most 127)\n"
+"      --stack-entries N     distinct stacks kept per stack map, user and kernel (default 2048);\n"
+"                            stacks that collide in one go to a spill map (512 more each)\n"
 "      --call-graph WHAT     kernel,user (default), user or kernel\n"
 "  -F, --freq, --on-cpu HZ   also sample on-CPU stacks HZ times a second (cpu-clock event)\n"
 "      --btf FILE            BTF for kernels without /sys/kernel/btf/vmlinux\n"
@@ -225,6 +229,7 @@ static void defaults(struct offcpu_opts *o, int argc, char **argv)
 	o->state_mask = 3;
 	o->user_only = true;
 	o->max_stack = 64;
+	o->stack_entries = 2048;
 	o->ustack = o->kstack = true;
 	o->argc = argc;
 	o->argv = argv;
@@ -282,6 +287,13 @@ static int parse_one(struct offcpu_opts *o, int c, const char *arg)
 		if (!v)
 			return bad("--max-stack", arg, "must be at least 1");
 		o->max_stack = v;
+		return 0;
+	case OPT_STACK_ENTRIES:
+		if (parse_u64("--stack-entries", arg, 1u << 18, &v))
+			return -1;
+		if (!v)
+			return bad("--stack-entries", arg, "must be at least 1");
+		o->stack_entries = v;
 		return 0;
 	case OPT_CALL_GRAPH:
 		return parse_call_graph(o, arg);

@@ -39,6 +39,7 @@ struct offcpu_opts {
 	uint32_t state_mask;
 	bool user_only;
 	uint32_t max_stack;
+	uint32_t stack_entries;	/* per stack map */
 	uint32_t freq;		/* -F: on-CPU samples per second, 0: off */
 	bool ustack, kstack;
 	enum stack_cache stack_cache;

@@ -59,6 +59,17 @@ struct str_set {
 	size_t cap, n;
 };
 
+/* Stacks of the spill maps by id, sorted (user, kernel). */
+struct spilled {
+	int32_t id;
+	struct stack *s;
+};
+
+struct spill_cache {
+	struct spilled *v;
+	size_t n;
+};
+
 struct collector {
 	struct pd_writer *w;
 	struct loader *ld;
@@ -76,6 +87,7 @@ struct collector {
 	uint64_t seq, last_drain;
 	struct stack **stacks;
 	size_t nr_stacks;
+	struct spill_cache spilled[2];
 	uint64_t *stack_buf;
 	bool filter;
 	int sched_known;	/* 0: not looked up, 1: found, -1: unknown */
@@ -273,12 +285,92 @@ static uint32_t sched_skip(struct collector *c, const uint64_t *ip, uint32_t n)
 	return 0;
 }
 
+/* A stack from a map value: frames up to the first zero, kernel ones from __schedule. */
+static struct stack *new_stack(struct collector *c, const uint64_t *ip, bool kernel)
+{
+	uint32_t n = 0, skip;
+	struct stack *s;
+
+	while (n < c->ld->max_stack && ip[n])
+		n++;
+	skip = kernel ? sched_skip(c, ip, n) : 0;
+	s = malloc(sizeof(*s) + (n - skip) * sizeof(uint64_t));
+	if (!s)
+		return NULL;
+	s->nr = n - skip;
+	memcpy(s->ip, ip + skip, s->nr * sizeof(uint64_t));
+	return s;
+}
+
+static int cmp_spilled(const void *a, const void *b)
+{
+	const struct spilled *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static struct stack *find_spilled(const struct spill_cache *sc, size_t n, int32_t id)
+{
+	struct spilled key = { .id = id }, *f;
+
+	if (!n)
+		return NULL;
+	f = bsearch(&key, sc->v, n, sizeof(*sc->v), cmp_spilled);
+	return f ? f->s : NULL;
+}
+
+/* Adds the spill map's entry KEY to the cache unless its id is known. */
+static int cache_spilled(struct collector *c, struct spill_cache *sc, size_t sorted,
+			 int fd, const struct offcpu_spill_key *key, bool kernel)
+{
+	struct spilled *v;
+	int32_t id;
+
+	if (bpf_map_lookup_elem(fd, key, &id) || find_spilled(sc, sorted, id))
+		return 0;
+	v = realloc(sc->v, (sc->n + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	sc->v = v;
+	v[sc->n].id = id;
+	v[sc->n].s = new_stack(c, (const uint64_t *)key->ip, kernel);
+	if (!v[sc->n].s)
+		return -1;
+	sc->n++;
+	return 0;
+}
+
+/*
+ * A spill id does not lead to its stack (the map is keyed by the frames), so
+ * an unknown one reads the whole spill map (a few hundred entries at most)
+ * and caches every stack in it.  Entries are never deleted.
+ */
+static const struct stack *get_spilled(struct collector *c, int32_t id, bool kernel)
+{
+	struct spill_cache *sc = &c->spilled[kernel];
+	int fd = kernel ? c->ld->kstack_spill_fd : c->ld->ustack_spill_fd;
+	struct offcpu_spill_key keys[2];
+	size_t sorted = sc->n;
+	struct stack *s;
+	int i = 0;
+
+	s = find_spilled(sc, sc->n, id);
+	if (s)
+		return s;
+	for (void *prev = NULL; !bpf_map_get_next_key(fd, prev, &keys[i]); prev = &keys[i], i ^= 1)
+		if (cache_spilled(c, sc, sorted, fd, &keys[i], kernel))
+			break;
+	if (sc->n)
+		qsort(sc->v, sc->n, sizeof(*sc->v), cmp_spilled);
+	return find_spilled(sc, sc->n, id);
+}
+
 static const struct stack *get_stack(struct collector *c, int32_t id, bool kernel)
 {
 	size_t slot = (size_t)id + (kernel ? c->nr_stacks : 0);
-	struct stack *s;
-	uint32_t n = 0, skip;
 
+	if (id >= 0 && (id & OFFCPU_SPILL_ID))
+		return get_spilled(c, id, kernel);
 	if (id < 0 || (size_t)id >= c->nr_stacks)
 		return NULL;
 	if (c->stacks[slot])
@@ -286,16 +378,8 @@ static const struct stack *get_stack(struct collector *c, int32_t id, bool kerne
 	/* Stack ids stay valid for the whole run: nothing deletes them. */
 	if (bpf_map_lookup_elem(kernel ? c->ld->kstacks_fd : c->ld->stacks_fd, &id, c->stack_buf))
 		return NULL;
-	while (n < c->ld->max_stack && c->stack_buf[n])
-		n++;
-	skip = kernel ? sched_skip(c, c->stack_buf, n) : 0;
-	s = malloc(sizeof(*s) + (n - skip) * sizeof(uint64_t));
-	if (!s)
-		return NULL;
-	s->nr = n - skip;
-	memcpy(s->ip, c->stack_buf + skip, s->nr * sizeof(uint64_t));
-	c->stacks[slot] = s;
-	return s;
+	c->stacks[slot] = new_stack(c, c->stack_buf, kernel);
+	return c->stacks[slot];
 }
 
 static int add_sample(struct collector *c, uint32_t pid, uint32_t tid, uint32_t cpu,
@@ -611,6 +695,16 @@ static size_t max_entries(const struct loader *ld, const char *name)
 	return bpf_map__max_entries(bpf_object__find_map_by_name(ld->obj, name));
 }
 
+/* A stack id is a bucket: the kernel rounds the entries up to a power of two. */
+static size_t buckets(size_t entries)
+{
+	size_t n = 1;
+
+	while (n < entries)
+		n <<= 1;
+	return n;
+}
+
 struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 				  const struct offcpu_opts *o,
 				  const uint32_t *pids, size_t nr_pids)
@@ -629,9 +723,9 @@ struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 	c->clock_fds = calloc(c->ncpus, sizeof(int));
 	c->clock_ids = calloc(c->ncpus, sizeof(uint64_t));
 	/* One cache for both maps: user ids first, kernel ids after them. */
-	c->nr_stacks = max_entries(ld, "stacks");
-	if (max_entries(ld, "kstacks") > c->nr_stacks)
-		c->nr_stacks = max_entries(ld, "kstacks");
+	c->nr_stacks = buckets(max_entries(ld, "stacks"));
+	if (buckets(max_entries(ld, "kstacks")) > c->nr_stacks)
+		c->nr_stacks = buckets(max_entries(ld, "kstacks"));
 	c->stacks = calloc(2 * c->nr_stacks, sizeof(*c->stacks));
 	c->stack_buf = calloc(ld->max_stack, sizeof(uint64_t));
 	c->scratch = malloc(65536);
@@ -789,6 +883,11 @@ void collector_free(struct collector *c)
 		free(c->q[i].rec);
 	for (size_t i = 0; c->stacks && i < 2 * c->nr_stacks; i++)
 		free(c->stacks[i]);
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; i < c->spilled[k].n; i++)
+			free(c->spilled[k].v[i].s);
+		free(c->spilled[k].v);
+	}
 	for (size_t i = 0; i < c->files.cap; i++)
 		free(c->files.v[i]);
 	free(c->files.v);

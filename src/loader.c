@@ -16,7 +16,7 @@
 #include "offcpu.h"
 
 /* Map sizes, chosen to keep locked memory under 4 MiB by default. */
-#define STACK_ENTRIES	2048	/* per map: user and kernel */
+#define SPILL_ENTRIES	512	/* per spill map: user and kernel */
 #define SUMS_ENTRIES	4096
 #define TID_ENTRIES	8192
 #define RINGBUF_BYTES	(256 * 1024)
@@ -85,12 +85,19 @@ static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
 	err |= SET(obj, "self_pid", (uint32_t)getpid());
 	err |= SET(obj, "stack_cache", (_Bool)loader_stack_cache(o, p));
 	err |= SET(obj, "stack_cache_verify", (_Bool)(o->stack_cache == STACK_CACHE_VERIFY));
+	err |= SET(obj, "spill_bytes", (uint32_t)(loader_spill(o) ? o->max_stack * sizeof(uint64_t) : 0));
 	return err ? -1 : 0;
 }
 
 bool loader_stack_cache(const struct offcpu_opts *o, const struct probe *p)
 {
 	return o->ustack && o->stack_cache != STACK_CACHE_OFF && p->task_pt_regs;
+}
+
+/* Spilled stacks are map keys, and a key holds at most OFFCPU_SPILL_FRAMES. */
+bool loader_spill(const struct offcpu_opts *o)
+{
+	return o->max_stack <= OFFCPU_SPILL_FRAMES;
 }
 
 static struct bpf_program *prog(struct bpf_object *obj, const char *name)
@@ -124,9 +131,13 @@ static int select_variant(struct bpf_object *obj, const struct offcpu_opts *o,
 	err |= bpf_map__set_autocreate(map(obj, "tid_start"), !p->use_task_storage);
 	err |= bpf_map__set_max_entries(map(obj, "tid_start"), TID_ENTRIES);
 	err |= bpf_map__set_value_size(map(obj, "stacks"), max_stack * sizeof(uint64_t));
-	err |= bpf_map__set_max_entries(map(obj, "stacks"), o->ustack ? STACK_ENTRIES : 1);
+	err |= bpf_map__set_max_entries(map(obj, "stacks"), o->ustack ? o->stack_entries : 1);
 	err |= bpf_map__set_value_size(map(obj, "kstacks"), max_stack * sizeof(uint64_t));
-	err |= bpf_map__set_max_entries(map(obj, "kstacks"), o->kstack ? STACK_ENTRIES : 1);
+	err |= bpf_map__set_max_entries(map(obj, "kstacks"), o->kstack ? o->stack_entries : 1);
+	err |= bpf_map__set_max_entries(map(obj, "ustack_spill"),
+					o->ustack && loader_spill(o) ? SPILL_ENTRIES : 1);
+	err |= bpf_map__set_max_entries(map(obj, "kstack_spill"),
+					o->kstack && loader_spill(o) ? SPILL_ENTRIES : 1);
 	err |= bpf_map__set_max_entries(map(obj, "sums"), SUMS_ENTRIES);
 	err |= bpf_map__set_max_entries(map(obj, "events"), RINGBUF_BYTES);
 	/* Unused filters still exist (the code refers to them): keep them tiny. */
@@ -201,6 +212,8 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct prob
 	l->sums_fd = bpf_map__fd(map(l->obj, "sums"));
 	l->stacks_fd = bpf_map__fd(map(l->obj, "stacks"));
 	l->kstacks_fd = bpf_map__fd(map(l->obj, "kstacks"));
+	l->ustack_spill_fd = bpf_map__fd(map(l->obj, "ustack_spill"));
+	l->kstack_spill_fd = bpf_map__fd(map(l->obj, "kstack_spill"));
 	l->counters_fd = bpf_map__fd(map(l->obj, "counters"));
 	l->pid_filter_fd = bpf_map__fd(map(l->obj, "pid_filter"));
 	if (fill_filter(l->obj, "pid_filter", &o->pids) ||

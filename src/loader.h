@@ -19,6 +19,7 @@ struct loader {
 	struct bpf_link *links[4];
 	int nr_links;
 	int events_fd, sums_fd, stacks_fd, kstacks_fd, counters_fd, pid_filter_fd;
+	int ustack_spill_fd, kstack_spill_fd;	/* stacks that collided, by frames */
 	uint32_t max_stack;	/* frames per stack map entry */
 	uint64_t memlock;	/* bytes locked by our maps (fdinfo) */
 };
@@ -32,6 +33,9 @@ void loader_close(struct loader *l);
 
 /* Whether the user stack cache runs: asked for, user stacks, and a kernel that can. */
 bool loader_stack_cache(const struct offcpu_opts *o, const struct probe *p);
+
+/* Whether stacks that collide in their stack map are kept in the spill maps. */
+bool loader_spill(const struct offcpu_opts *o);
 
 /* `offcpu selftest`: open the embedded object without the bpf() syscall. */
 int loader_selftest(FILE *out);

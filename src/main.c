@@ -251,6 +251,10 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 			fprintf(stderr, "[ offcpu: %llu %s ]\n", (unsigned long long)n[i], what[i]);
 	if (o->verbose && loader_stack_cache(o, p))
 		print_stack_cache(o, n);
+	if (o->verbose && (n[STAT_USTACK_SPILLED] || n[STAT_KSTACK_SPILLED]))
+		fprintf(stderr, "[ offcpu: stack map collisions: %llu user and %llu kernel stacks "
+			"kept in the spill maps ]\n", (unsigned long long)n[STAT_USTACK_SPILLED],
+			(unsigned long long)n[STAT_KSTACK_SPILLED]);
 	if (st->lost_task_events)
 		fprintf(stderr, "[ offcpu: %llu task events lost (process names/maps may be missing) ]\n",
 			(unsigned long long)st->lost_task_events);

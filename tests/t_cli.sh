@@ -40,6 +40,7 @@ expect_error unknown-command "unknown command 'frob'" frob
 expect_error pid-and-cmd "exclude each other" -p 1 -- true
 expect_error max-stack "invalid --max-stack '500'" --max-stack 500
 expect_error stack-cache "invalid --stack-cache 'maybe'" --stack-cache maybe -d 1
+expect_error stack-entries "invalid --stack-entries '0'" --stack-entries 0 -d 1
 grep -qx keep "$WORK/cwd/perf.data" && pass cli-error-keeps-perf-data \
 	|| fail cli-error-keeps-perf-data "perf.data was changed"
 
