@@ -74,17 +74,20 @@ struct {
 	__uint(value_size, 127 * sizeof(__u64));
 } kstacks SEC(".maps");
 
-/* Colliding stacks, keyed by their frames: the kernel compares them in full. */
+/*
+ * Colliding stacks, keyed by their frames: the kernel compares them in full.
+ * max_entries is set by the loader.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 512);
+	__uint(max_entries, 256);
 	__type(key, struct offcpu_spill_key);
 	__type(value, __s32);
 } ustack_spill SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 512);
+	__uint(max_entries, 256);
 	__type(key, struct offcpu_spill_key);
 	__type(value, __s32);
 } kstack_spill SEC(".maps");

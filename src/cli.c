@@ -78,7 +78,7 @@ void cli_usage(FILE *out)
 "      --include-kernel-threads  record kernel threads too\n"
 "      --max-stack N         deepest stack recorded, frames (default 64, at most 127)\n"
 "      --stack-entries N     distinct stacks kept per stack map, user and kernel (default 2048);\n"
-"                            stacks that collide in one go to a spill map (512 more each)\n"
+"                            stacks that collide in one go to a spill map an eighth its size\n"
 "      --call-graph WHAT     kernel,user (default), user or kernel\n"
 "  -F, --freq, --on-cpu HZ   also sample on-CPU stacks HZ times a second (cpu-clock event)\n"
 "      --btf FILE            BTF for kernels without /sys/kernel/btf/vmlinux\n"

@@ -16,7 +16,12 @@
 #include "offcpu.h"
 
 /* Map sizes, chosen to keep locked memory under 4 MiB by default. */
-#define SPILL_ENTRIES	512	/* per spill map: user and kernel */
+/*
+ * A spill map per stack map, an eighth of its size: 2048 buckets fill with
+ * ~1100 distinct stacks before 256 of them have collided.
+ */
+#define SPILL_SHARE	8
+#define SPILL_MIN	64
 #define SUMS_ENTRIES	4096
 #define TID_ENTRIES	8192
 #define RINGBUF_BYTES	(256 * 1024)
@@ -117,9 +122,12 @@ static int select_variant(struct bpf_object *obj, const struct offcpu_opts *o,
 	const char *want = p->use_task_storage ? "on_switch_task" :
 			   p->tp_btf ? "on_switch_hash" : "on_switch_raw";
 	bool filter_pid = o->pids.n || o->cmdv;
+	uint32_t spill = o->stack_entries / SPILL_SHARE;
 	struct bpf_program *pr;
 	int err = 0;
 
+	if (spill < SPILL_MIN)
+		spill = SPILL_MIN;
 	bpf_object__for_each_program(pr, obj)
 		bpf_program__set_autoload(pr, false);
 	err |= bpf_program__set_autoload(prog(obj, want), true);
@@ -135,9 +143,9 @@ static int select_variant(struct bpf_object *obj, const struct offcpu_opts *o,
 	err |= bpf_map__set_value_size(map(obj, "kstacks"), max_stack * sizeof(uint64_t));
 	err |= bpf_map__set_max_entries(map(obj, "kstacks"), o->kstack ? o->stack_entries : 1);
 	err |= bpf_map__set_max_entries(map(obj, "ustack_spill"),
-					o->ustack && loader_spill(o) ? SPILL_ENTRIES : 1);
+					o->ustack && loader_spill(o) ? spill : 1);
 	err |= bpf_map__set_max_entries(map(obj, "kstack_spill"),
-					o->kstack && loader_spill(o) ? SPILL_ENTRIES : 1);
+					o->kstack && loader_spill(o) ? spill : 1);
 	err |= bpf_map__set_max_entries(map(obj, "sums"), SUMS_ENTRIES);
 	err |= bpf_map__set_max_entries(map(obj, "events"), RINGBUF_BYTES);
 	/* Unused filters still exist (the code refers to them): keep them tiny. */

@@ -233,8 +233,8 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 			  const struct collector_stats *st)
 {
 	static const char *const what[DROP_MAX] = {
-		[DROP_USTACK] = "user stacks not recorded",
-		[DROP_KSTACK] = "kernel stacks not recorded",
+		[DROP_USTACK] = "user stacks not recorded (stack maps full: raise --stack-entries)",
+		[DROP_KSTACK] = "kernel stacks not recorded (stack maps full: raise --stack-entries)",
 		[DROP_SUMS] = "short blocks lost (sums map full)",
 		[DROP_RINGBUF] = "long blocks summed with the short ones (ring buffer full)",
 		[DROP_STORAGE] = "blocks not tracked (per-thread storage full)",
