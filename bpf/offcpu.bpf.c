@@ -216,18 +216,18 @@ static __always_inline __u64 mix(__u64 h, __u64 v)
 }
 
 /*
- * The stack of bpf_get_stackid() that failed with RESULT, stored in the
- * spill map instead when the failure was a collision (another stack holds
- * its bucket: -EEXIST) or a full map (-ENOMEM).  Without it such a stack
- * would be lost for the whole recording.  Costs a second walk, for those
- * stacks only.  Returns the spill id, or RESULT.
+ * A stack id of the current task: its bucket in STACKS, or, when that
+ * bucket holds another stack (-EEXIST) or the map is full (-ENOMEM), its
+ * entry in SPILL, keyed by the frames.  Without the spill such a stack would
+ * be lost for the whole recording.  Costs a second walk, for those stacks
+ * only.  Returns < 0 when neither map can take it.
  */
-static __always_inline __s32 spill(void *ctx, void *map, __u64 flags, __s32 result,
-				   __u32 stat)
+static __always_inline __s32 stack_id(void *ctx, void *stacks, void *spill,
+				      __u64 flags, __u32 stat)
 {
+	__s32 result = bpf_get_stackid(ctx, stacks, flags), id, *found;
 	struct offcpu_spill_scratch *sc;
 	__u32 zero = 0, n = spill_bytes;
-	__s32 id, *found;
 
 	if (result != -17 /* EEXIST */ && result != -12 /* ENOMEM */)
 		return result;
@@ -236,19 +236,19 @@ static __always_inline __s32 spill(void *ctx, void *map, __u64 flags, __s32 resu
 	sc = bpf_map_lookup_elem(&spill_scratch, &zero);
 	if (!sc || bpf_get_stack(ctx, sc->key.ip, n, flags) <= 0)
 		return result;
-	found = bpf_map_lookup_elem(map, &sc->key);
+	found = bpf_map_lookup_elem(spill, &sc->key);
 	if (found)
 		return *found;
 	if (sc->seq >= OFFCPU_SPILL_PER_CPU)
 		return result;
 	id = OFFCPU_SPILL_ID | bpf_get_smp_processor_id() << OFFCPU_SPILL_CPU_SHIFT | sc->seq;
-	if (!bpf_map_update_elem(map, &sc->key, &id, BPF_NOEXIST)) {
+	if (!bpf_map_update_elem(spill, &sc->key, &id, BPF_NOEXIST)) {
 		sc->seq++;
 		count(stat);
 		return id;
 	}
 	/* Another CPU stored it first, or the spill map is full. */
-	found = bpf_map_lookup_elem(map, &sc->key);
+	found = bpf_map_lookup_elem(spill, &sc->key);
 	return found ? *found : result;
 }
 
@@ -295,8 +295,7 @@ static __always_inline __s32 user_stack(void *ctx, struct task_struct *prev,
 		return s->ustack;
 	}
 	/* prev is current here, so this is prev's stack. */
-	id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
-	id = spill(ctx, &ustack_spill, BPF_F_USER_STACK, id, STAT_USTACK_SPILLED);
+	id = stack_id(ctx, &stacks, &ustack_spill, BPF_F_USER_STACK, STAT_USTACK_SPILLED);
 	count(STAT_USTACK_WALKED);
 	if (hit) {
 		count(STAT_USTACK_REUSED);
@@ -334,8 +333,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	s->ustack = want_ustack ? user_stack(ctx, prev, s, tp_btf) : -1;
 	s->kstack = -1;
 	if (want_kstack) {
-		s->kstack = spill(ctx, &kstack_spill, 0,
-				  bpf_get_stackid(ctx, &kstacks, 0), STAT_KSTACK_SPILLED);
+		s->kstack = stack_id(ctx, &kstacks, &kstack_spill, 0, STAT_KSTACK_SPILLED);
 		if (s->kstack < 0)
 			count(DROP_KSTACK);
 	}

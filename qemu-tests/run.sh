@@ -175,6 +175,14 @@ check_cell() {
 	return 0
 }
 
+# reboot_cell NAME WHY: keep the failed console log as console.NAME.log, boot
+# the cell's guest again, and note why in the row (run_cell's locals).
+reboot_cell() {
+	cp "$dir/console.log" "$dir/console.$1.log"
+	boot "$board" "$kernel" "$dir/console.log"
+	retried+="; retried after $2"
+}
+
 run_cell() {	# BOARD SUITE
 	local board=$1 suite=$2 cell=$1-${VERSION_OF[$2]} dir info kernel pkg ver start secs
 	local verdict=PASS retried=""
@@ -193,18 +201,14 @@ run_cell() {	# BOARD SUITE
 	# boots) gets one more try; the cell says so.  A hang after that is
 	# the tool's and fails the cell.
 	if ! booted "$dir/console.log"; then
-		cp "$dir/console.log" "$dir/console.hung.log"
-		boot "$board" "$kernel" "$dir/console.log"
-		retried="; retried after a hung boot"
+		reboot_cell hung "a hung boot"
 	fi
 	REASON="" VARIANT="" BTF="" NOTE="" STACKS=""
 	check_cell "$board" "$dir" || verdict=FAIL
 	# Those TCG failures (see ACCEL; never twice in a row) get one more
 	# try, and the cell says so; the same failure again, or any other, fails.
 	if [ $verdict = FAIL ] && grep -aqE 'int3: [0-9a-f]+ \[#[0-9]+\]|soft lockup' "$dir/console.log"; then
-		cp "$dir/console.log" "$dir/console.oops.log"
-		boot "$board" "$kernel" "$dir/console.log"
-		retried+="; retried after a guest $(grep -aoE -m1 'int3|soft lockup' "$dir/console.oops.log") $(grep -a -m1 'RIP:' "$dir/console.oops.log" | tr -d '\r' | sed 's/.*RIP: *//')"
+		reboot_cell oops "a guest $(grep -aoE -m1 'int3|soft lockup' "$dir/console.log") $(grep -a -m1 'RIP:' "$dir/console.log" | tr -d '\r' | sed 's/.*RIP: *//')"
 		REASON="" VARIANT="" BTF="" NOTE="" STACKS="" verdict=PASS
 		check_cell "$board" "$dir" || verdict=FAIL
 	fi
