@@ -10,6 +10,12 @@ trap 'rm -rf "$WORK"' EXIT
 pass() { echo "PASS $1" | tee -a "$RESULTS"; }
 fail() { echo "FAIL $1: $2" | tee -a "$RESULTS"; }
 skip() { echo "SKIP $1: $2" | tee -a "$RESULTS"; }
+# explain FILE: after a failed check, log the summary offcpu printed to FILE
+# (its drop counters say where a missing block went).
+explain() {
+	tail -n 1 "$RESULTS" 2>/dev/null | grep -q '^FAIL' || return 0
+	grep '^\[ offcpu:' "$1" | sed 's/^/    /'
+}
 # check NAME CMD...: pass when CMD succeeds.
 check() {
 	local name=$1; shift

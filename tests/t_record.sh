@@ -29,6 +29,7 @@ else
 fi
 check "$T-cmd-times-within-10pct" $CHECK compare "$WORK/cmd.data" "$WORK/cmd.out" \
 	--kernel-func do_nanosleep --kernel-func vfs_read
+explain "$WORK/cmd.err"
 check "$T-cmd-perf-report-clean" $CHECK report "$WORK/cmd.data"
 mode=$(stat -c %a "$WORK/cmd.data")
 [ "$mode" = 600 ] && pass "$T-output-mode-0600" || fail "$T-output-mode-0600" "mode $mode"
@@ -40,6 +41,7 @@ mode=$(stat -c %a "$WORK/cmd.data")
 # address, so a key without it reuses the wrong stack and this fails.
 "$OFFCPU" --stack-cache off -o "$WORK/off.data" -- "$BLOCKER" -t 2 >"$WORK/off.out" 2>"$WORK/off.err"
 check "$T-stack-cache-off-times-within-10pct" $CHECK compare "$WORK/off.data" "$WORK/off.out"
+explain "$WORK/off.err"
 "$OFFCPU" -v --stack-cache verify -o "$WORK/sc.data" -- "$BLOCKER" -t 2 >"$WORK/sc.out" 2>"$WORK/sc.err"
 line=$(grep 'stack cache (verify)' "$WORK/sc.err")
 read -r reusable walked wrong <<<"$(sed -E 's/.*: ([0-9]+) of ([0-9]+) user.*, ([0-9]+) of those wrong.*/\1 \2 \3/' <<<"$line")"
@@ -56,6 +58,7 @@ fi
 "$OFFCPU" -v --stack-entries 1 -o "$WORK/spill.data" -- "$BLOCKER" -t 2 >"$WORK/spill.out" 2>"$WORK/spill.err"
 check "$T-spill-times-within-10pct" $CHECK compare "$WORK/spill.data" "$WORK/spill.out" \
 	--kernel-func do_nanosleep --kernel-func vfs_read
+explain "$WORK/spill.err"
 line=$(grep 'stack map collisions' "$WORK/spill.err")
 read -r us ks <<<"$(sed -E 's/.*: ([0-9]+) user and ([0-9]+) kernel.*/\1 \2/' <<<"$line")"
 if [ "${us:-0}" -ge 3 ] && [ "${ks:-0}" -ge 1 ] && ! grep -q 'not recorded' "$WORK/spill.err"; then

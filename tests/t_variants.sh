@@ -17,6 +17,7 @@ record() {	# NAME ARGS...
 	shift
 	if "$OFFCPU" "$@" -o "$WORK/$name.data" -- "$BLOCKER" -t 1 >"$WORK/$name.out" 2>"$WORK/$name.err"; then
 		check "variant-$name" $CHECK compare "$WORK/$name.data" "$WORK/$name.out"
+		explain "$WORK/$name.err"
 	else
 		fail "variant-$name" "$(tail -n 1 "$WORK/$name.err")"
 	fi
