@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <sys/utsname.h>
@@ -24,6 +25,8 @@
 #include "report.h"
 
 static volatile sig_atomic_t stop_signal;
+/* The signal that killed the profiled command, raised again at the very end. */
+static int command_signal;
 
 static void on_signal(int sig)
 {
@@ -55,6 +58,7 @@ struct child {
 	int go_fd, err_fd;
 	int status;
 	bool exited;
+	bool killed;	/* ended by offcpu (-d, a signal to offcpu alone) */
 };
 
 static int child_fork(struct child *ch, char **argv)
@@ -122,6 +126,7 @@ static void child_end(struct child *ch)
 		close(ch->go_fd);	/* never started: it exits by itself */
 	if (!ch->exited) {
 		kill(ch->pid, SIGTERM);
+		ch->killed = true;
 		if (waitpid(ch->pid, &ch->status, 0) == ch->pid)
 			ch->exited = true;
 	}
@@ -329,6 +334,41 @@ static void session_loop(struct session *s)
 	}
 }
 
+/*
+ * A complete recording exits as the profiled command did, like perf: its
+ * exit code, or 128 + the signal that killed it (and main raises that signal
+ * again), so a crash under offcpu is not hidden.  A command that offcpu ended
+ * itself (-d, a signal sent to offcpu alone) leaves 0.
+ */
+static int command_status(const struct offcpu_opts *o, const struct child *ch)
+{
+	if (!o->cmdv || !ch->exited || ch->killed)
+		return 0;
+	if (WIFEXITED(ch->status))
+		return WEXITSTATUS(ch->status);
+	if (WIFSIGNALED(ch->status)) {
+		command_signal = WTERMSIG(ch->status);
+		return 128 + command_signal;
+	}
+	return 0;
+}
+
+/* Die of the command's signal, without a core dump of our own. */
+static void raise_command_signal(void)
+{
+	struct rlimit no_core = { 0, 0 };
+	sigset_t set;
+
+	if (!command_signal)
+		return;
+	setrlimit(RLIMIT_CORE, &no_core);
+	signal(command_signal, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, command_signal);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(command_signal);
+}
+
 static int record(struct offcpu_opts *o)
 {
 	struct session s = { .o = o, .ch = { .go_fd = -1, .err_fd = -1 } };
@@ -358,9 +398,7 @@ out:
 	loader_close(&s.ld);
 	probe_cleanup(&s.probe);
 	free(s.track.v);
-	if (!err && o->cmdv && s.ch.exited && WIFEXITED(s.ch.status))
-		return WEXITSTATUS(s.ch.status);
-	return err ? 1 : 0;
+	return err ? 1 : command_status(o, &s.ch);
 }
 
 static int selftest(void)
@@ -428,5 +466,7 @@ int main(int argc, char **argv)
 	if (o.cmdv && o.pids.v)
 		o.pids.v = NULL;	/* points at the session's child pid */
 	cli_free(&o);
+	fflush(NULL);
+	raise_command_signal();	/* returns for signals that do not kill */
 	return ret;
 }

@@ -6,6 +6,9 @@
       match the off-CPU time perf attributes to <function> within TOL.
   perf_check.py summary FILE [--symfs DIR]      print what perf sees, as JSON
   perf_check.py report FILE                     perf report must run without warnings
+  perf_check.py has FILE [--comm C] [--func F] [--min-ms X] [--max-ms Y]
+      the offcpu-time samples of command C (all by default) whose callchain
+      holds F: at least one, and their time within [X, Y] ms
 
 Exit status 0 on success; on failure one line saying what differed.
 """
@@ -155,6 +158,25 @@ def cmd_report(a):
         sys.exit('perf report does not show the offcpu-time event')
 
 
+def cmd_has(a):
+    out, err = perf_script(a.file, a.symfs)
+    n = total = 0
+    for x in parse(out):
+        if x['event'] != 'offcpu-time' or (a.comm and x['comm'] != a.comm):
+            continue
+        if a.func and a.func not in {f[0] for f in x['frames']}:
+            continue
+        n += 1
+        total += x['period']
+    what = f"{a.comm or 'any command'}{' in ' + a.func if a.func else ''}"
+    ms = total / 1e6
+    print(f'{what}: {n} samples, {ms:.1f} ms')
+    if not n:
+        sys.exit(f'no offcpu-time samples of {what}')
+    if a.min_ms is not None and ms < a.min_ms or a.max_ms is not None and ms > a.max_ms:
+        sys.exit(f'{what}: {ms:.1f} ms, not within [{a.min_ms}, {a.max_ms}] ms')
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest='cmd', required=True)
@@ -181,6 +203,14 @@ def main():
     r = sub.add_parser('report')
     r.add_argument('file')
     r.set_defaults(fn=cmd_report)
+    h = sub.add_parser('has')
+    h.add_argument('file')
+    h.add_argument('--comm')
+    h.add_argument('--func')
+    h.add_argument('--min-ms', type=float)
+    h.add_argument('--max-ms', type=float)
+    h.add_argument('--symfs')
+    h.set_defaults(fn=cmd_has)
     a = ap.parse_args()
     a.fn(a)
 

@@ -146,18 +146,32 @@ for sig in INT TERM HUP; do
 	fi
 done
 
-# The profiled command killed: the recording ends with a complete file.
+# The profiled command killed or crashed: offcpu exits as it did, like perf
+# (128 + the signal), so a crash under offcpu is not hidden, and the file is
+# complete: it holds the command's blocks.
 "$OFFCPU" -o "$WORK/killed.data" -- "$BLOCKER" -t 30 >/dev/null 2>"$WORK/killed.err" &
 op=$!
 sleep 1.5
 pkill -KILL -P $op
 wait $op
 rc=$?
-if perf report -i "$WORK/killed.data" --stdio 2>/dev/null | grep -q "offcpu-time"; then
+if [ $rc -eq 137 ] && $CHECK has "$WORK/killed.data" --comm bl-sleep --func blocker_nanosleep \
+	--min-ms 500 >"$WORK/killed.chk" 2>&1; then
 	pass "$T-command-killed"
 else
-	fail "$T-command-killed" "exit $rc: $(tail -n 1 "$WORK/killed.err")"
+	fail "$T-command-killed" "exit $rc (want 137): $(tail -n 1 "$WORK/killed.chk") $(tail -n 1 "$WORK/killed.err")"
 fi
+"$OFFCPU" -o "$WORK/segv.data" -- sh -c 'sleep 0.3; kill -SEGV $$' 2>"$WORK/segv.err"
+rc=$?
+if [ $rc -eq 139 ] && $CHECK has "$WORK/segv.data" --comm sleep --min-ms 280 --max-ms 400 \
+	>"$WORK/segv.chk" 2>&1; then
+	pass "$T-command-crashed-exit-139"
+else
+	fail "$T-command-crashed-exit-139" "exit $rc: $(tail -n 1 "$WORK/segv.chk") $(tail -n 1 "$WORK/segv.err")"
+fi
+"$OFFCPU" -o "$WORK/exit3.data" -- sh -c 'exit 3' 2>"$WORK/exit3.err"
+rc=$?
+[ $rc -eq 3 ] && pass "$T-command-exit-code" || fail "$T-command-exit-code" "exit $rc, want 3"
 
 # An existing output is kept as .old, as perf does.
 "$OFFCPU" -o "$WORK/cmd.data" -- true 2>/dev/null
