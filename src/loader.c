@@ -37,6 +37,12 @@ static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
+void loader_set_verbosity(int verbose)
+{
+	libbpf_verbosity = verbose;
+	libbpf_set_print(print_libbpf);
+}
+
 /* Set a `const volatile` global of .rodata by name, checking its size. */
 static int set_rodata(struct bpf_object *obj, const char *name, const void *val, size_t size)
 {
@@ -199,8 +205,7 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct prob
 	int err;
 
 	memset(l, 0, sizeof(*l));
-	libbpf_verbosity = o->verbose;
-	libbpf_set_print(print_libbpf);
+	loader_set_verbosity(o->verbose);
 	l->max_stack = o->max_stack;
 	l->obj = bpf_object__open_mem(offcpu_bpf_obj, offcpu_bpf_obj_end - offcpu_bpf_obj, &oo);
 	if (!l->obj) {

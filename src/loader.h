@@ -25,6 +25,8 @@ struct loader {
 };
 
 /* Returns 0, or -1 after one line on stderr naming what failed. */
+/* libbpf's own messages: warnings with -v, info with -vv, debug with -vvv. */
+void loader_set_verbosity(int verbose);
 int loader_load(struct loader *l, const struct offcpu_opts *o, const struct probe *p);
 int loader_attach(struct loader *l);
 void loader_print_maps(const struct loader *l, FILE *out);

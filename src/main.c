@@ -139,6 +139,56 @@ static bool child_done(struct child *ch)
 	return ch->exited;
 }
 
+/* CPU in a kernel CPU list ("0-3,6"). */
+static bool cpu_in_list(const char *list, uint32_t cpu)
+{
+	const char *p = list;
+
+	while (*p) {
+		char *end;
+		unsigned long a = strtoul(p, &end, 10), b = a;
+
+		if (end == p)
+			return false;
+		if (*end == '-')
+			b = strtoul(end + 1, &end, 10);
+		if (cpu >= a && cpu <= b)
+			return true;
+		p = *end == ',' ? end + 1 : end;
+		if (*end != ',')
+			break;
+	}
+	return false;
+}
+
+/*
+ * -C: CPUs that are not online would record nothing without a word (perf
+ * refuses them too).  The online list is the kernel's own, e.g. "0-1,4".
+ */
+static int check_cpus(const struct offcpu_opts *o)
+{
+	char online[256] = "";
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+
+	if (!o->cpus.n)
+		return 0;
+	if (!f || !fgets(online, sizeof(online), f)) {
+		if (f)
+			fclose(f);
+		return 0;	/* no sysfs: the BPF filter still works */
+	}
+	fclose(f);
+	online[strcspn(online, "\n")] = '\0';
+	for (size_t i = 0; i < o->cpus.n; i++) {
+		if (!cpu_in_list(online, o->cpus.v[i])) {
+			fprintf(stderr, "offcpu: --cpu: CPU %u does not exist or is offline (online: %s)\n",
+				o->cpus.v[i], online);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* -p/-t: the targets to track; errors name the missing process. */
 static int resolve_targets(const struct offcpu_opts *o, struct id_list *track)
 {
@@ -281,7 +331,8 @@ static int session_setup(struct session *s)
 	struct offcpu_opts *o = s->o;
 
 	s->track.v = calloc(o->pids.n + o->tids.n + 1, sizeof(uint32_t));
-	if (!s->track.v || resolve_targets(o, &s->track) || check_output(o->output))
+	if (!s->track.v || check_cpus(o) || resolve_targets(o, &s->track) ||
+	    check_output(o->output))
 		return -1;
 	if (probe_kernel(&s->probe, o->btf_path, o->variant))
 		return -1;
@@ -441,6 +492,8 @@ int main(int argc, char **argv)
 		cli_free(&o);
 		return 2;
 	}
+	/* Before the probe parses --btf: libbpf speaks only through -v. */
+	loader_set_verbosity(o.verbose);
 	switch (o.cmd) {
 	case CMD_HELP:
 		cli_usage(stdout);

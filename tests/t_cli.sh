@@ -51,6 +51,9 @@ if [ "$(id -u)" = 0 ]; then
 	expect_error output-unwritable "cannot create /nonexistent/x.data" -o /nonexistent/x.data -d 1
 	expect_error not-executable "cannot execute '/nonexistent/cmd'" -o "$WORK/x.data" -- /nonexistent/cmd
 	expect_error btf-missing "--btf /nonexistent.btf: no such file" --variant raw_tp,hash --btf /nonexistent.btf -d 1 -o "$WORK/y.data"
+	expect_error no-such-cpu "--cpu: CPU 999 does not exist" -C 0,999 -d 1 -o "$WORK/y.data"
+	# libbpf's own "failed to get EHDR" line only with -v.
+	expect_error btf-junk "--btf /etc/passwd: not a BTF" --variant raw_tp,hash --btf /etc/passwd -d 1 -o "$WORK/y.data"
 	grep -qx keep "$WORK/cwd/perf.data" && pass cli-runtime-error-keeps-perf-data \
 		|| fail cli-runtime-error-keeps-perf-data "perf.data was changed"
 	ls "$WORK"/*.tmp.* >/dev/null 2>&1 && fail cli-no-temp-left "temporary file left behind" \
