@@ -127,17 +127,19 @@ build/asan/offcpu: $(SRCS) $(HDRS) $(B)/embed.o $(HOSTTC)/.done
 		-fno-omit-frame-pointer $(SRCS) $(B)/embed.o -L$(HOSTTC)/lib $(LDLIBS) -o $@
 
 # --- tests ---
-UNIT_SRCS := tests/unit/test_units.c src/perf_data.c src/btf_archive.c src/cli.c
+UNIT_SRCS := tests/unit/test_units.c src/perf_data.c src/perf_data_reader.c src/btf_archive.c src/cli.c
 # test_perf_data only once its source exists (it is being written).
 unit: build/unit/test_units build/unit/gen_perf_data \
 	$(if $(wildcard tests/unit/test_perf_data.c),build/unit/test_perf_data) \
 	build/unit/test_symbolize build/unit/test_proc
 # perf.data writer/reader alone (no libbpf); gen_perf_data feeds real perf.
 PD_UNIT_CFLAGS := $(COMMON_CFLAGS) -g -O0 -fno-omit-frame-pointer
-build/unit/test_perf_data: tests/unit/test_perf_data.c tests/unit/swap_perf_data.h src/perf_data.c src/perf_data.h
+PD_SRCS := src/perf_data.c src/perf_data_reader.c
+PD_HDRS := src/perf_data.h src/perf_data_reader.h src/perf_records.h
+build/unit/test_perf_data: tests/unit/test_perf_data.c tests/unit/swap_perf_data.h $(PD_SRCS) $(PD_HDRS)
 	@mkdir -p $(@D)
 	gcc $(PD_UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
-		tests/unit/test_perf_data.c src/perf_data.c -o $@
+		tests/unit/test_perf_data.c $(PD_SRCS) -o $@
 # Symbolizer alone (libelf): maps over time, ELF, kallsyms, hostile files.
 build/unit/test_symbolize: tests/unit/test_symbolize.c src/symbolize.c src/build_id.c src/symbolize.h src/build_id.h
 	@mkdir -p $(@D)
@@ -148,7 +150,7 @@ build/unit/test_proc: tests/unit/test_proc.c src/proc_sync.c src/proc_sync.h
 	@mkdir -p $(@D)
 	gcc $(PD_UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
 		tests/unit/test_proc.c src/proc_sync.c -pthread -o $@
-build/unit/gen_perf_data: tests/unit/gen_perf_data.c tests/unit/swap_perf_data.h src/perf_data.c src/perf_data.h
+build/unit/gen_perf_data: tests/unit/gen_perf_data.c tests/unit/swap_perf_data.h src/perf_data.c $(PD_HDRS)
 	@mkdir -p $(@D)
 	gcc $(PD_UNIT_CFLAGS) tests/unit/gen_perf_data.c src/perf_data.c -o $@
 build/unit/test_units: $(UNIT_SRCS) $(HDRS)

@@ -13,7 +13,7 @@
 
 #include "build_id.h"
 #include "flamegraph.h"
-#include "perf_data.h"
+#include "perf_data_reader.h"
 #include "report.h"
 #include "symbolize.h"
 

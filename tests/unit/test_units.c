@@ -14,7 +14,7 @@
 
 #include "btf_archive.h"
 #include "cli.h"
-#include "perf_data.h"
+#include "perf_data_reader.h"
 
 static char dir[] = "/tmp/offcpu-unit.XXXXXX";
 

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The hashes and open-addressing sets every module shares: one FNV-1a for
+ * strings and bytes, one integer mixer, a set of non-zero u32 and a set of
+ * strings (owned copies).
+ */
+#ifndef OFFCPU_HASHSET_H
+#define OFFCPU_HASHSET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FNV1A_INIT 2166136261u
+
+/* FNV-1a over N bytes, continuing from H (FNV1A_INIT to start). */
+static inline uint32_t fnv1a(uint32_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n--)
+		h = (h ^ *b++) * 16777619u;
+	return h;
+}
+
+static inline uint32_t fnv1a_str(const char *s)
+{
+	uint32_t h = FNV1A_INIT;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
+}
+
+/* Spreads the bits of small integers (tids, addresses) over the table. */
+static inline uint32_t hash32(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352d;
+	x ^= x >> 15;
+	return x;
+}
+
+/* Zero is the empty slot, so it is never a member. */
+struct u32_set {
+	uint32_t *v;
+	size_t cap, n;
+};
+
+bool u32_set_has(const struct u32_set *s, uint32_t v);
+int u32_set_add(struct u32_set *s, uint32_t v);
+void u32_set_free(struct u32_set *s);
+
+struct str_set {
+	char **v;	/* cap slots, NULL when empty */
+	size_t cap, n;
+};
+
+/* Adds a copy of STR unless present; -1 when out of memory. */
+int str_set_add(struct str_set *s, const char *str);
+void str_set_free(struct str_set *s);
+
+#endif

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The time-ordered queue (after perf's util/ordered-events.c): records from
+ * several unordered streams are copied in with their time and handed out in
+ * (time, arrival) order once nothing older can still arrive; each flush that
+ * handed out a record ends with a round marker (PERF_RECORD_FINISHED_ROUND
+ * for perf.data).
+ */
+#ifndef OFFCPU_ORDERED_H
+#define OFFCPU_ORDERED_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+struct ordered_event {
+	uint64_t time, seq;
+	struct perf_event_header *rec;
+};
+
+struct ordered_events {
+	struct ordered_event *q;
+	size_t n, cap;
+	uint64_t seq;
+};
+
+/* Where a flush delivers: every record, then one end of round. */
+struct ordered_sink {
+	void (*deliver)(void *ctx, const struct perf_event_header *rec);
+	void (*round)(void *ctx);
+	void *ctx;
+};
+
+/* Copies REC (rec->size bytes) in; -1 when out of memory. */
+int ordered_queue(struct ordered_events *oe, const struct perf_event_header *rec,
+		  uint64_t time);
+
+/* Delivers and frees every record not newer than CUTOFF; returns how many. */
+size_t ordered_flush(struct ordered_events *oe, uint64_t cutoff,
+		     const struct ordered_sink *sink);
+
+void ordered_free(struct ordered_events *oe);
+
+#endif

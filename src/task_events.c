@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Task events from per-CPU dummy perf events, and the -p/-t/command filter. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hashset.h"
+#include "proc_sync.h"
+#include "task_events.h"
+
+#define RING_PAGES	64
+#define DUMMY_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | \
+			   PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
+#define CLOCK_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+			   PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
+			   PERF_SAMPLE_CALLCHAIN)
+
+struct task_events {
+	const struct offcpu_opts *o;
+	int ncpus;
+	int *fds;
+	void **rings;
+	uint64_t *dummy_ids;
+	int *clock_fds;		/* -F: cpu-clock events, output into the dummy rings */
+	uint64_t *clock_ids;
+	size_t ring_bytes;
+	bool filter;
+	struct u32_set pids;
+	void *scratch;		/* a record that wrapped around its ring */
+	uint64_t lost;
+	int err;
+};
+
+void sw_event_attr(struct perf_event_attr *a, uint64_t config, uint64_t sample_type)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = config;
+	a->sample_type = sample_type;
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+}
+
+static void dummy_attr(struct perf_event_attr *a)
+{
+	sw_event_attr(a, PERF_COUNT_SW_DUMMY, DUMMY_SAMPLE_TYPE);
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->task = 1;
+	a->exclude_kernel = 1;
+	a->exclude_hv = 1;
+}
+
+static void clock_attr(struct perf_event_attr *a, const struct offcpu_opts *o)
+{
+	sw_event_attr(a, PERF_COUNT_SW_CPU_CLOCK, CLOCK_SAMPLE_TYPE);
+	a->freq = 1;
+	a->sample_freq = o->freq;
+	a->exclude_callchain_kernel = !o->kstack;
+	a->exclude_callchain_user = !o->ustack;
+	a->exclude_idle = 1;
+	a->sample_max_stack = o->max_stack;
+}
+
+static uint64_t rec_time(const struct perf_event_header *h)
+{
+	/* cpu-clock samples: IDENTIFIER, IP, TID, TIME. */
+	if (h->type == PERF_RECORD_SAMPLE)
+		return h->size >= sizeof(*h) + 32 ? ((const uint64_t *)(h + 1))[3] : 0;
+
+	const uint8_t *id = (const uint8_t *)h + h->size - SAMPLE_ID_SIZE;
+	uint64_t t;
+
+	if (h->size < sizeof(*h) + SAMPLE_ID_SIZE)
+		return 0;
+	memcpy(&t, id + 8, 8);
+	return t;
+}
+
+/* In -p/-t/command mode keep only records of the tracked processes. */
+static bool keep(struct task_events *te, const struct perf_event_header *h)
+{
+	const uint32_t *u = (const uint32_t *)(h + 1);
+
+	if (!te->filter)
+		return true;
+	switch (h->type) {
+	case PERF_RECORD_FORK:
+		if (u32_set_has(&te->pids, u[1]) && u32_set_add(&te->pids, u[0]))
+			te->err = -1;
+		return u32_set_has(&te->pids, u[0]);
+	case PERF_RECORD_SAMPLE:
+		return h->size >= sizeof(*h) + 24 && u32_set_has(&te->pids, u[4]);
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return u32_set_has(&te->pids, u[0]);
+	default:
+		return true;
+	}
+}
+
+static void read_ring(struct task_events *te, int cpu, record_fn fn, void *ctx)
+{
+	struct perf_event_mmap_page *meta = te->rings[cpu];
+	uint8_t *data = (uint8_t *)meta + meta->data_offset;
+	uint64_t size = meta->data_size;
+	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = meta->data_tail;
+
+	while (tail < head) {
+		struct perf_event_header *h = (void *)(data + tail % size);
+		uint64_t off = tail % size;
+
+		if (off + h->size > size) {
+			/* Wrapped record: reassemble it. */
+			memcpy(te->scratch, data + off, size - off);
+			memcpy((uint8_t *)te->scratch + size - off, data, h->size - (size - off));
+			h = te->scratch;
+		}
+		if (h->size < sizeof(*h))
+			break;
+		if (h->type == PERF_RECORD_LOST)
+			te->lost += ((uint64_t *)(h + 1))[1];
+		if (keep(te, h) && fn(ctx, h, rec_time(h)))
+			te->err = -1;
+		tail += h->size;
+	}
+	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+int task_events_read(struct task_events *te, record_fn fn, void *ctx)
+{
+	te->err = 0;
+	for (int cpu = 0; cpu < te->ncpus; cpu++)
+		if (te->rings[cpu])
+			read_ring(te, cpu, fn, ctx);
+	return te->err;
+}
+
+uint64_t task_events_lost(const struct task_events *te)
+{
+	return te->lost;
+}
+
+/* -F: on-CPU samples, written into each CPU's dummy ring (SET_OUTPUT). */
+static int open_clocks(struct task_events *te)
+{
+	struct perf_event_attr a;
+
+	clock_attr(&a, te->o);
+	for (int cpu = 0; cpu < te->ncpus; cpu++) {
+		int fd;
+
+		if (te->fds[cpu] < 0)
+			continue;
+		fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0 || ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, te->fds[cpu]) ||
+		    ioctl(fd, PERF_EVENT_IOC_ID, &te->clock_ids[cpu])) {
+			fprintf(stderr, "offcpu: cannot sample on-CPU (cpu-clock) on CPU %d: %s\n",
+				cpu, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		te->clock_fds[cpu] = fd;
+	}
+	return 0;
+}
+
+static int open_dummies(struct task_events *te)
+{
+	struct perf_event_attr a;
+	long page = sysconf(_SC_PAGESIZE);
+
+	dummy_attr(&a);
+	te->ring_bytes = (RING_PAGES + 1) * page;
+	for (int cpu = 0; cpu < te->ncpus; cpu++) {
+		int fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+		te->fds[cpu] = fd;
+		if (fd < 0) {
+			if (errno == ENODEV || errno == EINVAL)
+				continue;	/* CPU offline or not present */
+			fprintf(stderr, "offcpu: cannot open task events on CPU %d: %s\n", cpu,
+				strerror(errno));
+			return -1;
+		}
+		te->rings[cpu] = mmap(NULL, te->ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (te->rings[cpu] == MAP_FAILED) {
+			te->rings[cpu] = NULL;
+			fprintf(stderr, "offcpu: cannot map task events of CPU %d: %s\n", cpu,
+				strerror(errno));
+			return -1;
+		}
+		if (ioctl(fd, PERF_EVENT_IOC_ID, &te->dummy_ids[cpu])) {
+			fprintf(stderr, "offcpu: cannot read a perf event id: %s\n", strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int alloc_cpus(struct task_events *te)
+{
+	te->fds = calloc(te->ncpus, sizeof(int));
+	te->rings = calloc(te->ncpus, sizeof(void *));
+	te->dummy_ids = calloc(te->ncpus, sizeof(uint64_t));
+	te->clock_fds = calloc(te->ncpus, sizeof(int));
+	te->clock_ids = calloc(te->ncpus, sizeof(uint64_t));
+	te->scratch = malloc(65536);
+	if (!te->fds || !te->rings || !te->dummy_ids || !te->clock_fds || !te->clock_ids ||
+	    !te->scratch)
+		return -1;
+	for (int i = 0; i < te->ncpus; i++)
+		te->clock_fds[i] = -1;
+	return 0;
+}
+
+struct task_events *task_events_open(const struct offcpu_opts *o, int ncpus,
+				     const uint32_t *pids, size_t nr_pids)
+{
+	struct task_events *te = calloc(1, sizeof(*te));
+
+	if (!te) {
+		fprintf(stderr, "offcpu: out of memory\n");
+		return NULL;
+	}
+	te->o = o;
+	te->ncpus = ncpus;
+	te->filter = nr_pids > 0;
+	if (alloc_cpus(te))
+		goto nomem;
+	for (size_t i = 0; i < nr_pids; i++)
+		if (u32_set_add(&te->pids, pids[i]))
+			goto nomem;
+	if (open_dummies(te) || (o->freq && open_clocks(te)))
+		goto fail;
+	return te;
+nomem:
+	fprintf(stderr, "offcpu: out of memory\n");
+fail:
+	task_events_free(te);
+	return NULL;
+}
+
+static uint64_t first_dummy_id(const struct task_events *te)
+{
+	for (int i = 0; i < te->ncpus; i++)
+		if (te->fds[i] >= 0)
+			return te->dummy_ids[i];
+	return 0;
+}
+
+int task_events_synthesize(struct task_events *te, const uint32_t *pids, size_t nr_pids,
+			   record_fn fn, void *ctx)
+{
+	uint64_t id = first_dummy_id(te);
+	int err = 0;
+
+	if (te->o->kstack)
+		err = proc_sync_kernel(id, fn, ctx);
+	if (!nr_pids)
+		return err ? err : proc_sync_all(id, fn, ctx);
+	for (size_t i = 0; i < nr_pids && !err; i++)
+		err = proc_sync_pid(pids[i], id, fn, ctx);
+	return err;
+}
+
+/* The ids of the CPUs whose event opened, packed to the front of IDS. */
+static size_t opened_ids(const int *fds, uint64_t *ids, int ncpus)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < ncpus; i++)
+		if (fds[i] >= 0)
+			ids[n++] = ids[i];
+	return n;
+}
+
+void task_events_describe(struct task_events *te, struct pd_writer *w)
+{
+	struct perf_event_attr a;
+	size_t n;
+
+	n = opened_ids(te->fds, te->dummy_ids, te->ncpus);
+	dummy_attr(&a);
+	pd_add_event(w, "dummy:u", &a, te->dummy_ids, n);
+	if (te->o->freq) {
+		n = opened_ids(te->clock_fds, te->clock_ids, te->ncpus);
+		clock_attr(&a, te->o);
+		pd_add_event(w, "cpu-clock", &a, te->clock_ids, n);
+	}
+}
+
+void task_events_free(struct task_events *te)
+{
+	if (!te)
+		return;
+	for (int i = 0; te->clock_fds && i < te->ncpus; i++)
+		if (te->clock_fds[i] >= 0)
+			close(te->clock_fds[i]);
+	for (int i = 0; te->fds && i < te->ncpus; i++) {
+		if (te->rings && te->rings[i])
+			munmap(te->rings[i], te->ring_bytes);
+		if (te->fds[i] > 0)
+			close(te->fds[i]);
+	}
+	u32_set_free(&te->pids);
+	free(te->scratch);
+	free(te->fds);
+	free(te->rings);
+	free(te->dummy_ids);
+	free(te->clock_fds);
+	free(te->clock_ids);
+	free(te);
+}

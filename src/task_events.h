@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Task events: one dummy perf event per CPU reporting COMM, MMAP2, FORK and
+ * EXIT (and, with -F, the cpu-clock samples sent into the same rings), the
+ * records synthesized from /proc for what already runs, and the -p/-t/command
+ * filter that follows forks.
+ */
+#ifndef OFFCPU_TASK_EVENTS_H
+#define OFFCPU_TASK_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli.h"
+#include "perf_data.h"
+#include "proc_sync.h"
+
+struct task_events;
+
+/*
+ * Every event of the file: software, sample ids, CLOCK_MONOTONIC like BPF.
+ */
+void sw_event_attr(struct perf_event_attr *a, uint64_t config, uint64_t sample_type);
+
+/*
+ * Opens the events on NCPUS CPUs.  PIDS are the tgids tracked (none: the
+ * whole system).  Returns NULL after printing a one-line error.
+ */
+struct task_events *task_events_open(const struct offcpu_opts *o, int ncpus,
+				     const uint32_t *pids, size_t nr_pids);
+
+/* Records of the processes that already run (and the kernel's maps). */
+int task_events_synthesize(struct task_events *te, const uint32_t *pids, size_t nr_pids,
+			   record_fn fn, void *ctx);
+
+/* Everything in the rings, filtered; -1 if something could not be kept. */
+int task_events_read(struct task_events *te, record_fn fn, void *ctx);
+
+/* Records the rings overflowed (PERF_RECORD_LOST). */
+uint64_t task_events_lost(const struct task_events *te);
+
+/* Declares dummy:u (and cpu-clock) with the ids of the CPUs that had them. */
+void task_events_describe(struct task_events *te, struct pd_writer *w);
+
+void task_events_free(struct task_events *te);
+
+#endif
