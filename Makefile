@@ -44,7 +44,7 @@ BPF_OBJ := $(BPFB)/offcpu.bpf.o
 BTF_ARCHIVE := build/gen/$(TARGET)/btf_archive.bin
 
 .PHONY: FORCE workloads all help setup toolchain host asan all-targets test unit fuzz bench btf \
-	qemu-test demo stress clean distclean
+	qemu-test demo stress mutants clean distclean
 
 all: $(B)/offcpu
 
@@ -61,12 +61,14 @@ help:
 	@echo "make bench              overhead benchmarks (prints a table)"
 	@echo "make fuzz               run each fuzz harness for 60 s (FUZZ_SECONDS)"
 	@echo "make stress             fork storm and overload for 60 s each"
+	@echo "make mutants            break-it cases: each small bug must turn its tests red"
 	@echo "Options: TARGET=$(TARGET) CACHE=$(CACHE) BTF_VMLINUX=path/to/vmlinux"
 
 setup:
 	toolchain/deps.sh
 	toolchain/build.sh host
 	@for t in $(BOARDS); do toolchain/build.sh $$t || exit 1; done
+	tests/fetch-perf510.sh
 
 toolchain: $(TC)/.done $(HOSTTC)/.done
 $(TC)/.done $(HOSTTC)/.done: toolchain/build.sh toolchain/versions.mk
@@ -181,6 +183,10 @@ bench: all
 
 fuzz:
 	tests/fuzz/run.sh
+
+# Each break-it case of tests/mutants.sh on a copy of the tree (slow).
+mutants: all workloads asan
+	tests/mutants.sh
 
 # The stress checks of make test at full length.
 stress: all

@@ -81,8 +81,12 @@ struct task_struct___old {
 /*
  * User registers saved at kernel entry (bpf_task_pt_regs, 5.15+), for the
  * user stack cache: instruction pointer, stack pointer, frame pointer, link
- * register (0 where the return address is on the stack) and where the
- * caller's return address or back chain lives.  Fields are matched by name
+ * register (0 where the return address is on the stack), and the return
+ * addresses of the two innermost frames that keep one (OFFCPU_URETS): with
+ * only the first, two functions calling one helper from equal depths
+ * (blocker's blocker_holder_hold and blocker_holder_pause) had equal keys
+ * on arm64, where libc's syscall() keeps a frame record of its own, and on
+ * s390x, where the back chain is a stack address, not a return address.  Fields are matched by name
  * through the kernel's anonymous unions.  OFFCPU_UREGS_EXIST guards every
  * access, so a BTF without them (a minimal BTF given with --btf) only turns
  * the cache off.
@@ -97,7 +101,8 @@ struct pt_regs {
 	bpf_core_field_exists((r)->sp) && bpf_core_field_exists((r)->bp))
 #define OFFCPU_UREGS(r, ip_, sp_, fp_, lr_) \
 	({ ip_ = (r)->ip; sp_ = (r)->sp; fp_ = (r)->bp; lr_ = 0; })
-#define OFFCPU_UFRAME(sp_, fp_)	((fp_) + 8)	/* return address above the saved bp */
+/* Frame records: [fp] the caller's fp, [fp + 8] the return address. */
+#define OFFCPU_URETS(sp_, fp_, r1_, r2_) offcpu_frame_rets(fp_, &(r1_), &(r2_))
 #elif defined(__TARGET_ARCH_arm64)
 struct pt_regs {
 	__u64 regs[31];
@@ -109,7 +114,8 @@ struct pt_regs {
 	bpf_core_field_exists((r)->regs[30]))
 #define OFFCPU_UREGS(r, ip_, sp_, fp_, lr_) \
 	({ ip_ = (r)->pc; sp_ = (r)->sp; fp_ = (r)->regs[29]; lr_ = (r)->regs[30]; })
-#define OFFCPU_UFRAME(sp_, fp_)	((fp_) + 8)	/* saved x30 of the frame record */
+/* Frame records: [fp] the caller's x29, [fp + 8] the saved x30. */
+#define OFFCPU_URETS(sp_, fp_, r1_, r2_) offcpu_frame_rets(fp_, &(r1_), &(r2_))
 #elif defined(__TARGET_ARCH_s390)
 struct offcpu_psw {
 	unsigned long mask;
@@ -124,7 +130,11 @@ struct pt_regs {
 	bpf_core_field_exists((r)->gprs[14]))
 #define OFFCPU_UREGS(r, ip_, sp_, fp_, lr_) \
 	({ ip_ = (r)->psw.addr; sp_ = (r)->gprs[15]; fp_ = (r)->gprs[11]; lr_ = (r)->gprs[14]; })
-#define OFFCPU_UFRAME(sp_, fp_)	(sp_)	/* back chain */
+/*
+ * Back chain: [sp] the caller's frame, where a function saves its r14 (its
+ * return address) at offset 112 of the register save area.
+ */
+#define OFFCPU_URETS(sp_, fp_, r1_, r2_) offcpu_chain_rets(sp_, &(r1_), &(r2_))
 #else
 #error "user registers: unknown __TARGET_ARCH"
 #endif

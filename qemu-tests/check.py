@@ -5,11 +5,11 @@
       what the guest kernel could walk, as read by Debian's perf script:
       one line 'user=<share of samples with user frames> umax=<deepest user
       stack> kmax=<deepest kernel stack> samples=<n>'.
-  check.py folded FOLDED WORKLOAD [--threads] [--tol 0.10]
+  check.py folded FOLDED WORKLOAD [--threads-only] [--tol T] [--block-us U]
       the on-device `offcpu report -T --folded` output against the
-      workload's `path <function> <ns> <count>` lines: the time of the stacks
-      holding <function> (--threads: of the thread that runs only that path)
-      within TOL, and kernel frames resolved on the device.
+      workload's own measurements (its `thread` lines): the same checks as
+      perf_check.py compare, per thread and function (--threads-only: per
+      thread), and kernel frames resolved on the device.
 
 Exit status 0 on success; on failure the last line says what differed.
 """
@@ -40,41 +40,37 @@ def cmd_stacks(a):
 
 
 def cmd_folded(a):
-	by_func = defaultdict(int)
-	by_thread = defaultdict(int)
-	kernel_named = 0
-	for line in open(a.folded):
-		stack, _, us = line.rstrip('\n').rpartition(' ')
+	"""The same truth checks as perf_check.py compare, on `offcpu report -T
+	--folded` output: per thread ('comm-pid/tid' roots) and function."""
+	rec = defaultdict(lambda: dict(total=0, funcs=defaultdict(int), comms=set(), n=0))
+	kernel_named = n = 0
+	try:
+		lines = open(a.folded).read().splitlines()
+	except OSError as e:
+		sys.exit(f'{a.folded}: {e.strerror}')
+	for line in lines:
+		stack, _, us = line.rpartition(' ')
 		if not stack or not us.isdigit():
 			continue
 		frames = stack.split(';')
+		comm, _, ids = frames[0].rpartition('-')
+		if '/' not in ids:
+			sys.exit(f'not a per-thread (-T) folded line: {line[:80]}')
+		e = rec[int(ids.split('/')[1])]
 		ns = int(us) * 1000
-		# -T names a thread 'comm-pid/tid'.
-		by_thread[frames[0].rsplit('-', 1)[0]] += ns
+		n += 1
+		e['n'] += 1
+		e['total'] += ns
+		e['comms'].add(comm)
 		for f in set(frames[1:]):
-			by_func[f] += ns
+			e['funcs'][f] += ns
 		kernel_named += any(f.endswith('_[k]') and not f.startswith('[unknown]')
 				    for f in frames[1:])
-	if not by_thread:
-		sys.exit('no folded stacks')
-	bad = []
-	for line in open(a.workload):
-		p = line.split()
-		if len(p) != 4 or p[0] != 'path':
-			continue
-		fn, want = p[1], int(p[2])
-		if a.threads:
-			if fn not in perf_check.THREAD_OF:
-				continue
-			what = perf_check.THREAD_OF[fn]
-			got = by_thread.get(what, 0)
-		else:
-			what, got = fn, by_func.get(fn, 0)
-		ok = want > 0 and abs(got - want) <= a.tol * want
-		print(f'{what}: workload {want / 1e6:.1f} ms, report {got / 1e6:.1f} ms'
-		      f' ({"ok" if ok else "MISMATCH"})')
-		if not ok:
-			bad.append(f'{what} {got / 1e6:.1f} ms vs {want / 1e6:.1f} ms')
+	if not n:
+		sys.exit(f'no folded stacks in {a.folded} ({len(lines)} lines)')
+	# Folded times are whole microseconds per stack: one more per stack.
+	a.block_us += 1
+	bad = perf_check.check_truth(a, rec, n)
 	if not kernel_named:
 		bad.append('no kernel frame resolved on the device')
 	if bad:
@@ -91,8 +87,9 @@ def main():
 	f = sub.add_parser('folded')
 	f.add_argument('folded')
 	f.add_argument('workload')
-	f.add_argument('--threads', action='store_true')
-	f.add_argument('--tol', type=float, default=0.10)
+	f.add_argument('--threads-only', action='store_true')
+	f.add_argument('--pid', type=int)
+	perf_check.add_tolerances(f)
 	f.set_defaults(fn=cmd_folded)
 	a = ap.parse_args()
 	a.fn(a)

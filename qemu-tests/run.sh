@@ -126,6 +126,10 @@ check_cell() {
 		return 1
 	fi
 	section "$log" workload > "$dir/workload.out"
+	if ! grep -q '^thread ' "$dir/workload.out"; then
+		REASON="no workload output (the workload's own measurements): $(head -c 100 "$dir/workload.out")"
+		return 1
+	fi
 	section "$log" report > "$dir/report.txt"
 	section "$log" folded > "$dir/folded.txt"
 	section "$log" perfdata | base64 -d 2>/dev/null | gunzip > "$dir/perf.data" 2>/dev/null
@@ -148,12 +152,12 @@ check_cell() {
 		STACKS="user stacks in $user % of samples (up to $(sed 's/.*umax=\([0-9]*\).*/\1/' <<< "$stacks") frames)"
 		STACKS+=", kernel up to $(sed 's/.*kmax=\([0-9]*\).*/\1/' <<< "$stacks")"
 		set -- compare --symfs "$OUT/$board/root"
-		NOTE="per function within 10 %"
+		NOTE="truth per thread and function"
 	else
 		STACKS="kernel walks no user stacks (s390 < 6.7): $user % with user frames"
 		STACKS+=", kernel up to $(sed 's/.*kmax=\([0-9]*\).*/\1/' <<< "$stacks")"
 		set -- threads
-		NOTE="per thread within 10 %"
+		NOTE="truth per thread"
 	fi
 	# The user stack cache (5.15+ with kernel BTF): how much it reused here.
 	cache=$(section "$log" record | sed -n 's/.*stack cache: .*(\([0-9.]*\) % reused).*/\1/p')
@@ -166,7 +170,7 @@ check_cell() {
 		REASON="perf script $1: $(tail -n 1 "$dir/check.out")"
 		return 1
 	fi
-	[ "$1" = threads ] && set -- --threads || set --
+	[ "$1" = threads ] && set -- --threads-only || set --
 	if [ "$(section_rc "$log" folded)" != 0 ] ||
 	   ! python3 "$HERE/check.py" folded "$dir/folded.txt" "$dir/workload.out" "$@" \
 		>"$dir/folded.out" 2>&1; then

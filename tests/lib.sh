@@ -22,3 +22,35 @@ check() {
 	if "$@" >"$WORK/check.out" 2>&1; then pass "$name"; else
 		fail "$name" "$(tail -n 3 "$WORK/check.out" | tr '\n' ' ')"; fi
 }
+
+# use_host_btf: make $OFFCPU record on a host kernel without BTF
+# (/sys/kernel/btf/vmlinux), as users of such kernels do: through --btf with
+# a minimal BTF reduced from the kernel's own vmlinux (DWARF or .BTF:
+# $OFFCPU_TEST_VMLINUX, or Debian's debug or boot image), unless offcpu's
+# embedded archive knows the kernel.  OFFCPU wraps the binary then (every
+# recording gets --btf; report does not).  OFFCPU_TEST_FORCE_BTF=1 takes
+# that path on a kernel with BTF too (OFFCPU_TEST_VMLINUX=/sys/kernel/btf/vmlinux).
+# Returns 1, with the reason in BTF_WHY, when there is no way.
+use_host_btf() {
+	local v rel
+	rel=$(uname -r)
+	BTF_WHY=""
+	if [ -z "${OFFCPU_TEST_FORCE_BTF:-}" ]; then
+		[ -r /sys/kernel/btf/vmlinux ] && return 0
+		"$OFFCPU" probe >/dev/null 2>&1 && return 0
+	fi
+	for v in ${OFFCPU_TEST_VMLINUX:-} "/usr/lib/debug/boot/vmlinux-$rel" "/boot/vmlinux-$rel"; do
+		[ -r "$v" ] || continue
+		if "$ROOT/btf/min_btf.sh" reduce "$v" x86_64 "$ROOT/build/bpf/x86_64/offcpu.bpf.o" \
+			"$WORK/host-min.btf" >"$WORK/host-min.log" 2>&1; then
+			printf '#!/bin/sh\ncase "$1" in\nreport|selftest|--help|--version) exec %q "$@" ;;\nprobe) shift; exec %q probe --btf %q "$@" ;;\nesac\nexec %q --btf %q "$@"\n' \
+				"$OFFCPU" "$OFFCPU" "$WORK/host-min.btf" "$OFFCPU" "$WORK/host-min.btf" >"$WORK/offcpu-btf"
+			chmod +x "$WORK/offcpu-btf"
+			OFFCPU=$WORK/offcpu-btf
+			return 0
+		fi
+		BTF_WHY="reducing $v failed: $(tail -n 1 "$WORK/host-min.log")"
+	done
+	BTF_WHY=${BTF_WHY:-"no kernel BTF, and no vmlinux of $rel to reduce (OFFCPU_TEST_VMLINUX)"}
+	return 1
+}

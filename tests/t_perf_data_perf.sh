@@ -113,14 +113,10 @@ check_file be be.data "$pid"
 check_file raw raw.data "$pid_raw"
 check_file rawbe rawbe.data "$pid_raw"
 
-# perf 5.10 from bullseye, its shared libraries beside it (not installed).
+# perf 5.10 from bullseye, its shared libraries beside it (not installed;
+# make setup fetches it, tests/fetch-perf510.sh).
 P510=${OFFCPU_CACHE:-$HOME/.cache/offcpu}/perf510
-if [ ! -x "$P510/root/usr/bin/perf_5.10" ]; then
-	mkdir -p "$P510"
-	( cd "$P510" && for p in linux-perf-5.10 libopencsd0 libperl5.32 libpython3.9; do
-		"$ROOT/toolchain/apt.sh" download "$p/bullseye" || exit 1
-	done && for d in *.deb; do dpkg-deb -x "$d" root || exit 1; done ) >"$WORK/p510.log" 2>&1 || true
-fi
+"$ROOT/tests/fetch-perf510.sh" >"$WORK/p510.log" 2>&1
 if [ -x "$P510/root/usr/bin/perf_5.10" ] &&
 	LD_LIBRARY_PATH=$P510/root/usr/lib/x86_64-linux-gnu "$P510/root/usr/bin/perf_5.10" version >/dev/null 2>&1; then
 	export LD_LIBRARY_PATH=$P510/root/usr/lib/x86_64-linux-gnu
@@ -129,5 +125,5 @@ if [ -x "$P510/root/usr/bin/perf_5.10" ] &&
 	check_file perf510-rawbe rawbe.data "$pid_raw"
 	unset LD_LIBRARY_PATH
 else
-	skip perf-data-perf510 "no runnable perf 5.10 (fetch: $(tail -n 1 "$WORK/p510.log" 2>/dev/null))"
+	fail perf-data-perf510 "no runnable perf 5.10 (tests/fetch-perf510.sh: $(tail -n 1 "$WORK/p510.log" 2>/dev/null))"
 fi

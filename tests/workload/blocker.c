@@ -2,11 +2,24 @@
 /*
  * blocker: a workload with known off-CPU behaviour for the tests.
  *
- * Each blocking path runs in its own thread inside a uniquely named noinline
- * function, and the workload measures the wall time each path spent blocked.
- * At exit it prints one line per path:
- *	path <function> <total_ns> <count>
- * so a test can compare what the profiler attributed to <function>.
+ * Each thread blocks only inside uniquely named noinline functions and
+ * measures, with its own clocks, the time each of them kept it off the CPU.
+ * At exit it prints one line per thread and function:
+ *	thread <tid> <comm> <function> <off_ns> <count>
+ * and, for each function (each belongs to one thread), the same time as
+ *	path <function> <off_ns> <count>
+ * so a test can compare what the profiler attributed to every thread and
+ * function, and the sum over a thread with everything recorded for it.
+ * <preempted_ns> follows <count> on thread lines: see bracket_close.
+ *
+ * Off-CPU time is what the profiler measures: from the switch-out of a
+ * sleeping thread to its next switch-in.  A wall clock around the blocking
+ * call also holds the thread's own CPU time in the call (system call entry
+ * and exit, the profiler's BPF program at switch-in): under QEMU's TCG that
+ * is tens of microseconds a block, a few percent of a 2 ms sleep.  So each
+ * block counts its wall time minus the thread's CPU time (CLOCK_THREAD_CPUTIME_ID)
+ * over the same interval.  Both ends read the wall clock, then the CPU
+ * clock, so the CPU clock's own system call shifts both ends alike.
  *
  *   blocker [-t SECONDS] [-w]      -w: wait for a line on stdin before starting
  */
@@ -17,16 +30,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline, used))
+#define MAX_FUNCS 3
 
-struct path_stat {
+/* One blocking function of one thread: its off-CPU time and calls. */
+struct fn_stat {
 	const char *name;
-	uint64_t total_ns;
+	uint64_t off_ns;
 	uint64_t count;
+	uint64_t preempted_ns;
+};
+
+struct thread_truth {
+	const char *comm;
+	void *(*run)(void *);
+	pid_t tid;
+	struct fn_stat fn[MAX_FUNCS];
+};
+
+/* The two ends of a block as this thread saw them. */
+struct bracket {
+	uint64_t wall, cpu;
+	long nivcsw;
 };
 
 static double run_secs = 2.0;
@@ -39,13 +70,59 @@ static double run_secs = 2.0;
 static int lock;
 static int pipefd[2];
 static volatile int stop;
+/* Threads still running; main waits on it (a futex, for the same reason). */
+static int running;
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t clk)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clk, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* Involuntary context switches of this thread so far. */
+static void getrusage_nivcsw(long *nivcsw)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	*nivcsw = ru.ru_nivcsw;
+}
+
+static void bracket_open(struct bracket *b)
+{
+	getrusage_nivcsw(&b->nivcsw);
+	b->wall = now_ns();
+	b->cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+/*
+ * A thread preempted inside the bracket (other load on the machine) waited
+ * for a CPU while runnable: off the CPU for its own clocks, not blocked for
+ * the profiler, which counts only sleeping threads.  Such a bracket keeps
+ * its time, and reports it again as preempted_ns: the error a test must
+ * allow for it.  All of it: a thread preempted after it set itself asleep
+ * but before it switched out (the timer may wake it meanwhile) waits for a
+ * CPU without schedstat's run_delay counting it.
+ */
+static void bracket_close(const struct bracket *b, struct fn_stat *st)
+{
+	uint64_t wall = now_ns(), cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t on_cpu = cpu - b->cpu, elapsed = wall - b->wall, off;
+	long nivcsw;
+
+	getrusage_nivcsw(&nivcsw);
+	off = elapsed > on_cpu ? elapsed - on_cpu : 0;
+	st->off_ns += off;
+	st->count++;
+	if (nivcsw != b->nivcsw)
+		st->preempted_ns += off;
 }
 
 /*
@@ -87,19 +164,14 @@ NOINLINE static void sleep_ns(uint64_t ns)
 /* The compiler must not merge or tail-call these: each is a stack frame. */
 #define BARRIER() __asm__ __volatile__("" ::: "memory")
 
-NOINLINE void blocker_nanosleep(struct path_stat *st)
-{
-	uint64_t t0 = now_ns();
-
-	sleep_ns(10 * 1000000ull);
-	st->total_ns += now_ns() - t0;
-	st->count++;
-	BARRIER();
-}
-
 NOINLINE static ssize_t read_byte(int fd, char *c)
 {
 	return SYS(SYS_read, fd, c, 1, 0);
+}
+
+NOINLINE static ssize_t write_byte(int fd)
+{
+	return SYS(SYS_write, fd, "x", 1, 0);
 }
 
 NOINLINE static void futex_wait(int *f, int val)
@@ -129,57 +201,90 @@ static void unlock_mutex(int *m)
 	}
 }
 
-NOINLINE void blocker_pipe_read(struct path_stat *st)
-{
-	char c;
-	uint64_t t0 = now_ns();
+/* A sleep of its own function, measured: FN names it on the stack. */
+#define TIMED_SLEEP(fn, ms)						\
+NOINLINE void fn(struct fn_stat *st)					\
+{									\
+	struct bracket b;						\
+									\
+	bracket_open(&b);						\
+	sleep_ns((ms) * 1000000ull);					\
+	bracket_close(&b, st);						\
+	BARRIER();							\
+}
 
+TIMED_SLEEP(blocker_nanosleep, 10)
+TIMED_SLEEP(blocker_long_sleep, 700)
+TIMED_SLEEP(blocker_pipe_pause, 20)
+TIMED_SLEEP(blocker_mutex_pause, 2)
+TIMED_SLEEP(blocker_holder_hold, 30)
+TIMED_SLEEP(blocker_holder_pause, 5)
+
+NOINLINE void blocker_pipe_read(struct fn_stat *st)
+{
+	struct bracket b;
+	char c;
+
+	bracket_open(&b);
 	if (read_byte(pipefd[0], &c) != 1)
 		stop = 1;
-	st->total_ns += now_ns() - t0;
-	st->count++;
+	bracket_close(&b, st);
 	BARRIER();
 }
 
-NOINLINE void blocker_mutex_wait(struct path_stat *st)
+NOINLINE int blocker_pipe_write(struct fn_stat *st)
 {
-	uint64_t t0 = now_ns();
+	struct bracket b;
+	int ok;
 
+	bracket_open(&b);
+	ok = write_byte(pipefd[1]) == 1;
+	bracket_close(&b, st);
+	BARRIER();
+	return ok;
+}
+
+NOINLINE void blocker_mutex_wait(struct fn_stat *st)
+{
+	struct bracket b;
+
+	bracket_open(&b);
 	lock_mutex(&lock);
-	st->total_ns += now_ns() - t0;
-	st->count++;
+	bracket_close(&b, st);
 	unlock_mutex(&lock);
 	BARRIER();
 }
 
-NOINLINE void blocker_long_sleep(struct path_stat *st)
+/* The holder takes the lock it then holds: it can wait for the waiter. */
+NOINLINE void blocker_holder_lock(struct fn_stat *st)
 {
-	uint64_t t0 = now_ns();
+	struct bracket b;
 
-	sleep_ns(700 * 1000000ull);
-	st->total_ns += now_ns() - t0;
-	st->count++;
+	bracket_open(&b);
+	lock_mutex(&lock);
+	bracket_close(&b, st);
 	BARRIER();
 }
 
 static void *sleeper(void *arg)
 {
+	struct thread_truth *t = arg;
 	uint64_t end = now_ns() + run_secs * 1e9;
 
 	while (now_ns() < end)
-		blocker_nanosleep(arg);
+		blocker_nanosleep(&t->fn[0]);
 	return NULL;
 }
 
 /* Feeds the pipe every 20 ms, then closes it to end the reader. */
 static void *pipe_writer(void *arg)
 {
+	struct thread_truth *t = arg;
 	uint64_t end = now_ns() + run_secs * 1e9;
 
-	(void)arg;
 	while (now_ns() < end) {
-		sleep_ns(20 * 1000000ull);
-		if (write(pipefd[1], "x", 1) != 1)
+		blocker_pipe_pause(&t->fn[0]);
+		if (!blocker_pipe_write(&t->fn[1]))
 			break;
 	}
 	close(pipefd[1]);
@@ -188,51 +293,127 @@ static void *pipe_writer(void *arg)
 
 static void *pipe_reader(void *arg)
 {
+	struct thread_truth *t = arg;
+
 	while (!stop)
-		blocker_pipe_read(arg);
+		blocker_pipe_read(&t->fn[0]);
 	return NULL;
 }
 
 /* Holds the mutex 30 ms at a time so the waiter blocks in futex_wait. */
 static void *mutex_holder(void *arg)
 {
+	struct thread_truth *t = arg;
 	uint64_t end = now_ns() + run_secs * 1e9;
 
-	(void)arg;
 	while (now_ns() < end) {
-		lock_mutex(&lock);
-		sleep_ns(30 * 1000000ull);
+		blocker_holder_lock(&t->fn[0]);
+		blocker_holder_hold(&t->fn[1]);
 		unlock_mutex(&lock);
-		sleep_ns(5 * 1000000ull);
+		blocker_holder_pause(&t->fn[2]);
 	}
 	return NULL;
 }
 
 static void *mutex_waiter(void *arg)
 {
+	struct thread_truth *t = arg;
 	uint64_t end = now_ns() + run_secs * 1e9;
 
 	while (now_ns() < end) {
-		sleep_ns(2 * 1000000ull);
-		blocker_mutex_wait(arg);
+		blocker_mutex_pause(&t->fn[0]);
+		blocker_mutex_wait(&t->fn[1]);
 	}
 	return NULL;
 }
 
 static void *long_sleeper(void *arg)
 {
-	blocker_long_sleep(arg);
+	struct thread_truth *t = arg;
+
+	blocker_long_sleep(&t->fn[0]);
 	return NULL;
+}
+
+/* Main waits here for every thread (its own futex: see lock). */
+NOINLINE void blocker_main_join(struct fn_stat *st)
+{
+	struct bracket b;
+	int n;
+
+	bracket_open(&b);
+	while ((n = __atomic_load_n(&running, __ATOMIC_ACQUIRE)))
+		futex_wait(&running, n);
+	bracket_close(&b, st);
+	BARRIER();
+}
+
+NOINLINE int blocker_main_start(struct fn_stat *st)
+{
+	struct bracket b;
+	char c = 0;
+	ssize_t n;
+
+	bracket_open(&b);
+	while ((n = read_byte(0, &c)) == 1 && c != '\n')
+		;
+	bracket_close(&b, st);
+	BARRIER();
+	return n == 1;
+}
+
+/*
+ * Names itself before its first block, so that every sample of it carries
+ * its name; says it is done last (main exits once all are).
+ */
+static void *thread_main(void *arg)
+{
+	struct thread_truth *t = arg;
+
+	prctl(PR_SET_NAME, t->comm);
+	t->tid = syscall(SYS_gettid);
+	t->run(t);
+	if (__atomic_sub_fetch(&running, 1, __ATOMIC_RELEASE) == 0)
+		syscall(SYS_futex, &running, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	return NULL;
+}
+
+#define F(n) { .name = n }
+static struct thread_truth threads[] = {
+	{ .comm = "blocker", .fn = { F("blocker_main_start"), F("blocker_main_join") } },
+	{ .comm = "bl-sleep", .run = sleeper, .fn = { F("blocker_nanosleep") } },
+	{ .comm = "bl-piperd", .run = pipe_reader, .fn = { F("blocker_pipe_read") } },
+	{ .comm = "bl-mutexw", .run = mutex_waiter,
+	  .fn = { F("blocker_mutex_pause"), F("blocker_mutex_wait") } },
+	{ .comm = "bl-long", .run = long_sleeper, .fn = { F("blocker_long_sleep") } },
+	{ .comm = "bl-pipewr", .run = pipe_writer,
+	  .fn = { F("blocker_pipe_pause"), F("blocker_pipe_write") } },
+	{ .comm = "bl-mutexh", .run = mutex_holder,
+	  .fn = { F("blocker_holder_lock"), F("blocker_holder_hold"), F("blocker_holder_pause") } },
+};
+#define NTHREADS (sizeof(threads) / sizeof(threads[0]))
+
+static void print_truth(void)
+{
+	for (size_t i = 0; i < NTHREADS; i++)
+		for (int j = 0; j < MAX_FUNCS && threads[i].fn[j].name; j++)
+			printf("thread %d %s %s %llu %llu %llu\n", (int)threads[i].tid,
+			       threads[i].comm, threads[i].fn[j].name,
+			       (unsigned long long)threads[i].fn[j].off_ns,
+			       (unsigned long long)threads[i].fn[j].count,
+			       (unsigned long long)threads[i].fn[j].preempted_ns);
+	for (size_t i = 0; i < NTHREADS; i++)
+		for (int j = 0; j < MAX_FUNCS && threads[i].fn[j].name; j++)
+			printf("path %s %llu %llu\n", threads[i].fn[j].name,
+			       (unsigned long long)threads[i].fn[j].off_ns,
+			       (unsigned long long)threads[i].fn[j].count);
 }
 
 int main(int argc, char **argv)
 {
-	struct path_stat st[] = {
-		{ "blocker_nanosleep", 0, 0 }, { "blocker_pipe_read", 0, 0 },
-		{ "blocker_mutex_wait", 0, 0 }, { "blocker_long_sleep", 0, 0 },
-	};
-	void *(*fn[])(void *) = { sleeper, pipe_reader, mutex_waiter, long_sleeper };
-	pthread_t tid[6];
+	struct thread_truth *m = &threads[0];
+	pthread_attr_t attr;
+	pthread_t tid;
 	int opt, wait_stdin = 0;
 
 	while ((opt = getopt(argc, argv, "t:w")) != -1) {
@@ -245,27 +426,17 @@ int main(int argc, char **argv)
 	}
 	if (run_secs <= 0 || pipe(pipefd))
 		return 2;
-	if (wait_stdin) {
-		char line[16];
-
-		if (!fgets(line, sizeof(line), stdin))
-			return 2;
-	}
+	m->tid = syscall(SYS_gettid);
+	if (wait_stdin && !blocker_main_start(&m->fn[0]))
+		return 2;
 	/* Thread names let tests pick one thread (-t) by name. */
-	static const char *const names[] = { "bl-sleep", "bl-piperd", "bl-mutexw",
-					     "bl-long", "bl-pipewr", "bl-mutexh" };
-
-	for (int i = 0; i < 4; i++)
-		pthread_create(&tid[i], NULL, fn[i], &st[i]);
-	pthread_create(&tid[4], NULL, pipe_writer, NULL);
-	pthread_create(&tid[5], NULL, mutex_holder, NULL);
-	for (int i = 0; i < 6; i++)
-		pthread_setname_np(tid[i], names[i]);
-	for (int i = 0; i < 6; i++)
-		pthread_join(tid[i], NULL);
-	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++)
-		printf("path %s %llu %llu\n", st[i].name,
-		       (unsigned long long)st[i].total_ns,
-		       (unsigned long long)st[i].count);
+	running = NTHREADS - 1;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	for (size_t i = 1; i < NTHREADS; i++)
+		if (pthread_create(&tid, &attr, thread_main, &threads[i]))
+			return 2;
+	blocker_main_join(&m->fn[1]);
+	print_truth();
 	return 0;
 }

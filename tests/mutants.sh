@@ -1,0 +1,89 @@
+#!/bin/bash
+# Break-it cases: each applies one small, deliberate bug to a copy of the
+# repository, builds the copy, runs the tests that must catch it and expects
+# every one of them red.  A case whose tests stay green (a "survivor"), or
+# whose change no longer applies to the code, fails the run.  Not part of
+# `make test` (it builds and records once per case): `make mutants`.
+#
+#   tests/mutants.sh [CASE...]      all cases, or the named ones
+# Environment: MUTANT_CELL, the QEMU cell the QEMU cases run on (s390x-6.1:
+# the cell with the fewest checks, no user stacks there).
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CELL=${MUTANT_CELL:-s390x-6.1}
+LOG=${MUTANT_LOG:-$ROOT/build/mutants}
+mkdir -p "$LOG"
+
+# name | file | perl substitution (-0777: the whole file) | tests to turn red
+# Tests: a tests/run.sh pattern, or qemu (the cell above).
+CASES=(
+	"time-short|bpf/offcpu.bpf.c|s/(\tdelta = \*now - s->ts;\n)/\$1\tdelta -= delta \/ 12;\n/|record report variants qemu"
+	"time-long|bpf/offcpu.bpf.c|s/(\tdelta = \*now - s->ts;\n)/\$1\tdelta += delta \/ 12;\n/|record report variants qemu"
+	"dropped-thread|bpf/offcpu.bpf.c|s/(\tdelta = \*now - s->ts;\n)/\$1\tif (tid % 3 == 1)\n\t\treturn;\n/|record qemu"
+	"no-build-ids|src/collector.c|s/\n\tadd_build_ids\(c\);\n/\n/|report"
+	"leak-in-svg|src/report.c|s/(\nstatic int add_flame\([^)]*\)\n\{\n)/\$1\tchar *volatile leak = malloc(64);\n\n\tleak = NULL;\n/|asan"
+	"no-final-flush|src/collector.c|s/(int collector_finish\(.*?)\n\tflush\(c, UINT64_MAX\);\n/\$1\n/s|record"
+	"crashed-workload|tests/workload/blocker.c|s/(\n\tblocker_main_join\(&m->fn\[1\]\);\n)/\$1\t*(volatile int *)0 = 0;\n/|record qemu"
+	"empty-workload-output|tests/workload/blocker.c|s/\n\tprint_truth\(\);\n/\n/|record qemu"
+)
+
+# A copy of the working tree (tracked files as they are now) with the
+# builds, so that make rebuilds only what the case changes.
+copy_tree() {	# DIR
+	mkdir -p "$1"
+	(cd "$ROOT" && git ls-files -z | xargs -0 tar -cf - 2>/dev/null) | tar -C "$1" -xf - || return 1
+	mkdir -p "$1/build"
+	for d in x86_64 arm64 s390x bpf gen asan unit host; do
+		[ -d "$ROOT/build/$d" ] && cp -a "$ROOT/build/$d" "$1/build/"
+	done
+	return 0
+}
+
+run_case() {	# NAME FILE SUBST TESTS
+	local name=$1 file=$2 subst=$3 tests=$4 dir t red=0 green=""
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/offcpu-mutant-$name.XXXXXX")
+	copy_tree "$dir" || { echo "ERROR $name: cannot copy the tree"; return 1; }
+	cp "$dir/$file" "$dir/$file.orig"
+	perl -0777 -pi -e "$subst" "$dir/$file"
+	if cmp -s "$dir/$file" "$dir/$file.orig"; then
+		echo "ERROR $name: the change no longer applies to $file (update tests/mutants.sh)"
+		rm -rf "$dir"
+		return 1
+	fi
+	rm "$dir/$file.orig"
+	if ! (cd "$dir" && nice make -s all workloads asan >"$LOG/$name.build" 2>&1); then
+		echo "ERROR $name: the mutant does not build: $(tail -n 2 "$LOG/$name.build" | tr '\n' ' ')"
+		rm -rf "$dir"
+		return 1
+	fi
+	for t in $tests; do
+		if [ "$t" = qemu ]; then
+			(cd "$dir" && qemu-tests/run.sh "$CELL") >"$LOG/$name.$t.log" 2>&1
+		else
+			(cd "$dir" && tests/run.sh "$t") >"$LOG/$name.$t.log" 2>&1
+		fi
+		if [ $? -ne 0 ]; then
+			red=$((red + 1))
+			echo "  $name: $t red: $(grep -m1 '^FAIL' "$LOG/$name.$t.log" | cut -c1-160)"
+		else
+			green+=" $t"
+		fi
+	done
+	rm -rf "$dir"
+	if [ -n "$green" ]; then
+		echo "SURVIVED $name: green in$green (logs: $LOG/$name.*)"
+		return 1
+	fi
+	echo "KILLED $name: red in all $red"
+}
+
+want=" $* "
+survivors=0 n=0
+for c in "${CASES[@]}"; do
+	IFS='|' read -r name file subst tests <<<"$c"
+	[ $# -gt 0 ] && [[ $want != *" $name "* ]] && continue
+	n=$((n + 1))
+	run_case "$name" "$file" "$subst" "$tests" || survivors=$((survivors + 1))
+done
+echo "$((n - survivors)) of $n break-it cases caught"
+[ "$survivors" -eq 0 ] && [ "$n" -gt 0 ]
