@@ -62,12 +62,11 @@ static int queue(void *ctx, const struct perf_event_header *rec, uint64_t time)
 
 static void note_file(struct collector *c, const struct perf_event_header *h)
 {
-	const char *name;
+	const struct perf_record_mmap2 *m = (const void *)h;
 
 	if (h->type != PERF_RECORD_MMAP2)
 		return;
-	name = (const char *)h + 8 + 8 + 8 * 3 + 4 * 2 + 8 * 2 + 4 * 2;
-	if (name[0] == '/' && str_set_add(&c->files, name))
+	if (m->filename[0] == '/' && str_set_add(&c->files, m->filename))
 		c->err = -1;
 }
 
@@ -172,9 +171,7 @@ static int drain_sums(struct collector *c)
 					return -1;
 			return 0;
 		}
-		if (err && (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP ||
-			    errno == ENOSPC) && !in)
-			return drain_one_by_one(c);
+		/* No batch operations on this kernel, or a failure mid-way. */
 		if (err)
 			return drain_one_by_one(c);
 		in = &out_batch;
@@ -258,18 +255,18 @@ static void read_counters(struct collector *c)
 static int write_lost(struct collector *c)
 {
 	uint64_t lost = collector_lost(&c->st);
+	/* offcpu-time's sample_id trailer has the same layout as the dummy's. */
 	struct {
-		struct perf_event_header h;
-		uint64_t lost;
-		uint8_t sid[SAMPLE_ID_SIZE];
-	} r = { { PERF_RECORD_LOST_SAMPLES, 0, sizeof(r) }, lost, {} };
-	struct sample_id sid = { 0, 0, now_ns(), 0, OFFCPU_ID };
+		struct perf_record_lost_samples r;
+		struct perf_sample_id_all sid;
+	} r = {
+		{ { PERF_RECORD_LOST_SAMPLES, 0, sizeof(r) }, lost },
+		{ .time = now_ns(), .id = OFFCPU_ID },
+	};
 
 	if (!lost)
 		return 0;
-	/* offcpu-time's sample_id trailer has the same layout as the dummy's. */
-	put_sample_id(r.sid, &sid);
-	return queue(c, &r.h, sid.time);
+	return queue(c, &r.r.header, r.sid.time);
 }
 
 static void add_build_ids(struct collector *c)

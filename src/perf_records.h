@@ -84,6 +84,14 @@ struct perf_record_fork {
 	uint64_t time;
 };
 
+/* The first fields of a sample of sample_type IDENTIFIER|IP|TID|TIME|... */
+struct perf_record_sample_head {
+	struct perf_event_header header;
+	uint64_t id, ip;
+	uint32_t pid, tid;
+	uint64_t time;
+};
+
 struct perf_record_lost {
 	struct perf_event_header header;
 	uint64_t id, lost;

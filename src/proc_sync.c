@@ -11,39 +11,31 @@
 
 #define ALIGN8(x) (((x) + 7) & ~(size_t)7)
 
-void put_sample_id(void *dst, const struct sample_id *s)
+/* The dummy event's sample_id trailer of a synthesized record (time 0). */
+static void put_sample_id(void *dst, uint32_t pid, uint32_t tid, uint64_t id)
 {
-	/* Layout for IDENTIFIER|TID|TIME|CPU: pid, tid, time, cpu, res, id. */
-	uint32_t *u32 = dst;
-	uint64_t *u64 = dst;
+	const struct perf_sample_id_all sid = { .pid = pid, .tid = tid, .id = id };
 
-	u32[0] = s->pid;
-	u32[1] = s->tid;
-	u64[1] = s->time;
-	u32[4] = s->cpu;
-	u32[5] = 0;
-	u64[3] = s->id;
+	memcpy(dst, &sid, sizeof(sid));
 }
 
 static int emit_comm(uint32_t pid, uint32_t tid, const char *comm, uint64_t id,
 		     record_fn fn, void *ctx)
 {
 	struct {
-		struct perf_event_header h;
-		uint32_t pid, tid;
-		char rest[16 + 8 + SAMPLE_ID_SIZE];
+		struct perf_record_comm c;
+		char rest[16 + sizeof(struct perf_sample_id_all)];
 	} r;
 	size_t n = ALIGN8(strnlen(comm, 15) + 1);
-	struct sample_id sid = { pid, tid, 0, 0, id };
 
 	memset(&r, 0, sizeof(r));
-	r.h.type = PERF_RECORD_COMM;
-	r.h.size = sizeof(r.h) + 8 + n + SAMPLE_ID_SIZE;
-	r.pid = pid;
-	r.tid = tid;
+	r.c.header.type = PERF_RECORD_COMM;
+	r.c.header.size = sizeof(r.c) + n + sizeof(struct perf_sample_id_all);
+	r.c.pid = pid;
+	r.c.tid = tid;
 	memcpy(r.rest, comm, strnlen(comm, 15));
-	put_sample_id(r.rest + n, &sid);
-	return fn(ctx, &r.h, 0);
+	put_sample_id(r.rest + n, pid, tid, id);
+	return fn(ctx, &r.c.header, 0);
 }
 
 static int emit_mmap2(uint32_t pid, uint64_t start, uint64_t end, uint64_t pgoff,
@@ -51,33 +43,27 @@ static int emit_mmap2(uint32_t pid, uint64_t start, uint64_t end, uint64_t pgoff
 		      const char *file, uint64_t id, record_fn fn, void *ctx)
 {
 	struct {
-		struct perf_event_header h;
-		uint32_t pid, tid;
-		uint64_t start, len, pgoff;
-		uint32_t maj, min;
-		uint64_t ino, ino_generation;
-		uint32_t prot, flags;
-		char rest[4096 + 8 + SAMPLE_ID_SIZE];
+		struct perf_record_mmap2 m;
+		char rest[4096 + sizeof(struct perf_sample_id_all)];
 	} r;
 	size_t len = strnlen(file, 4095), n = ALIGN8(len + 1);
-	struct sample_id sid = { pid, pid, 0, 0, id };
 
-	memset(&r, 0, offsetof(__typeof__(r), rest) + n);
-	r.h.type = PERF_RECORD_MMAP2;
-	r.h.misc = PERF_RECORD_MISC_USER;
-	r.h.size = offsetof(__typeof__(r), rest) + n + SAMPLE_ID_SIZE;
-	r.pid = r.tid = pid;
-	r.start = start;
-	r.len = end - start;
-	r.pgoff = pgoff;
-	r.maj = maj;
-	r.min = min;
-	r.ino = ino;
-	r.prot = prot;
-	r.flags = 2;	/* MAP_PRIVATE, as perf synthesizes file maps */
+	memset(&r, 0, sizeof(r.m) + n);
+	r.m.header.type = PERF_RECORD_MMAP2;
+	r.m.header.misc = PERF_RECORD_MISC_USER;
+	r.m.header.size = sizeof(r.m) + n + sizeof(struct perf_sample_id_all);
+	r.m.pid = r.m.tid = pid;
+	r.m.start = start;
+	r.m.len = end - start;
+	r.m.pgoff = pgoff;
+	r.m.maj = maj;
+	r.m.min = min;
+	r.m.ino = ino;
+	r.m.prot = prot;
+	r.m.flags = 2;	/* MAP_PRIVATE, as perf synthesizes file maps */
 	memcpy(r.rest, file, len);
-	put_sample_id(r.rest + n, &sid);
-	return fn(ctx, &r.h, 0);
+	put_sample_id(r.rest + n, pid, pid, id);
+	return fn(ctx, &r.m.header, 0);
 }
 
 static int read_line(const char *path, char *buf, size_t size)
@@ -262,12 +248,9 @@ int proc_sync_kernel(uint64_t id, record_fn fn, void *ctx)
 {
 	static const char name[] = "[kernel.kallsyms]_text";
 	struct {
-		struct perf_event_header h;
-		uint32_t pid, tid;
-		uint64_t start, len, pgoff;
-		char rest[ALIGN8(sizeof(name)) + SAMPLE_ID_SIZE];
+		struct perf_record_mmap m;
+		char rest[ALIGN8(sizeof(name)) + sizeof(struct perf_sample_id_all)];
 	} r;
-	struct sample_id sid = { (uint32_t)-1, 0, 0, 0, id };
 	uint64_t text = kallsyms_addr("_text");
 
 	if (!text)
@@ -275,16 +258,16 @@ int proc_sync_kernel(uint64_t id, record_fn fn, void *ctx)
 	if (!text)
 		return 0;	/* addresses hidden (kptr_restrict): perf shows raw ips */
 	memset(&r, 0, sizeof(r));
-	r.h.type = PERF_RECORD_MMAP;
-	r.h.misc = PERF_RECORD_MISC_KERNEL;
-	r.h.size = sizeof(r);
-	r.pid = (uint32_t)-1;	/* perf's HOST_KERNEL_ID */
-	r.start = text;
-	r.len = ~0ull - text;
-	r.pgoff = text;		/* perf's ref_reloc_sym: _text's address */
+	r.m.header.type = PERF_RECORD_MMAP;
+	r.m.header.misc = PERF_RECORD_MISC_KERNEL;
+	r.m.header.size = sizeof(r);
+	r.m.pid = (uint32_t)-1;	/* perf's HOST_KERNEL_ID */
+	r.m.start = text;
+	r.m.len = ~0ull - text;
+	r.m.pgoff = text;		/* perf's ref_reloc_sym: _text's address */
 	memcpy(r.rest, name, sizeof(name));
-	put_sample_id(r.rest + ALIGN8(sizeof(name)), &sid);
-	return fn(ctx, &r.h, 0);
+	put_sample_id(r.rest + ALIGN8(sizeof(name)), (uint32_t)-1, 0, id);
+	return fn(ctx, &r.m.header, 0);
 }
 
 int proc_parse_status(const char *buf, const char *key, uint32_t *val)

@@ -11,19 +11,10 @@
 #include <stdint.h>
 #include <linux/perf_event.h>
 
+#include "perf_records.h"
+
 /* Receives each synthesized record; returns 0 or -1 to stop. */
 typedef int (*record_fn)(void *ctx, const struct perf_event_header *rec, uint64_t time);
-
-struct sample_id {
-	uint32_t pid, tid;
-	uint64_t time;
-	uint32_t cpu;
-	uint64_t id;		/* IDENTIFIER of the event the record belongs to */
-};
-
-/* Size of the sample_id trailer for sample_type IDENTIFIER|TID|TIME|CPU. */
-#define SAMPLE_ID_SIZE 32
-void put_sample_id(void *dst, const struct sample_id *s);
 
 /* One process (all its threads) or, with PID 0, every process. */
 int proc_sync_pid(uint32_t pid, uint64_t id, record_fn fn, void *ctx);

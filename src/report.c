@@ -382,56 +382,57 @@ static const char *name_at(const struct perf_event_header *h, size_t off)
 	return p;
 }
 
-static void feed_mmap(struct report *r, const struct perf_event_header *h, size_t name_off)
+/* MMAP2 starts with MMAP's fields; its name comes after more of them. */
+static void feed_mmap(struct report *r, const struct perf_record_mmap *m, size_t fixed)
 {
-	const uint32_t *u = (const uint32_t *)(h + 1);
-	const uint64_t *q = (const uint64_t *)(h + 1);
-	const char *name = name_at(h, name_off);
+	const char *name = name_at(&m->header, fixed - sizeof(m->header));
 
 	if (!name)
 		return;
-	if (u[0] == (uint32_t)-1 && !strncmp(name, "[kernel.kallsyms]", 17))
-		sym_kernel_text(r->sym, q[3]);	/* pgoff: _text's address */
+	if (m->pid == (uint32_t)-1 && !strncmp(name, "[kernel.kallsyms]", 17))
+		sym_kernel_text(r->sym, m->pgoff);	/* pgoff: _text's address */
 	else
-		sym_mmap(r->sym, u[0], q[1], q[2], q[3], name);
+		sym_mmap(r->sym, m->pid, m->start, m->len, m->pgoff, name);
 }
 
 /* Process bookkeeping records, in file (time) order. */
 static void feed(struct report *r, const struct perf_event_header *h)
 {
-	const uint32_t *u = (const uint32_t *)(h + 1);
-	const uint64_t *q = (const uint64_t *)(h + 1);
-	size_t body = h->size - sizeof(*h);
+	const struct perf_record_comm *comm = (const void *)h;
+	const struct perf_record_fork *fork = (const void *)h;
+	const struct perf_record_lost *lost = (const void *)h;
+	const struct perf_record_lost_samples *lost_samples = (const void *)h;
 	const char *name;
 
 	switch (h->type) {
 	case PERF_RECORD_COMM:
-		if (body >= 8 && (name = name_at(h, 8)))
-			sym_comm(r->sym, u[0], u[1], name, h->misc & PERF_RECORD_MISC_COMM_EXEC);
+		if (h->size >= sizeof(*comm) && (name = name_at(h, sizeof(*comm) - sizeof(*h))))
+			sym_comm(r->sym, comm->pid, comm->tid, name,
+				 h->misc & PERF_RECORD_MISC_COMM_EXEC);
 		break;
 	case PERF_RECORD_MMAP:
-		if (body >= 32)
-			feed_mmap(r, h, 32);
+		if (h->size >= sizeof(struct perf_record_mmap))
+			feed_mmap(r, (const void *)h, sizeof(struct perf_record_mmap));
 		break;
 	case PERF_RECORD_MMAP2:
-		if (body >= 64)
-			feed_mmap(r, h, 64);
+		if (h->size >= sizeof(struct perf_record_mmap2))
+			feed_mmap(r, (const void *)h, sizeof(struct perf_record_mmap2));
 		break;
 	case PERF_RECORD_FORK:
-		if (body >= 16)
-			sym_fork(r->sym, u[0], u[1], u[2], u[3]);
+		if (h->size >= sizeof(*fork) - sizeof(fork->time))
+			sym_fork(r->sym, fork->pid, fork->ppid, fork->tid, fork->ptid);
 		break;
 	case PERF_RECORD_EXIT:
-		if (body >= 16)
-			sym_exit(r->sym, u[0], u[2]);
+		if (h->size >= sizeof(*fork) - sizeof(fork->time))
+			sym_exit(r->sym, fork->pid, fork->tid);
 		break;
 	case PERF_RECORD_LOST:
-		if (body >= 16)
-			r->lost += q[1];
+		if (h->size >= sizeof(*lost))
+			r->lost += lost->lost;
 		break;
 	case PERF_RECORD_LOST_SAMPLES:
-		if (body >= 8)
-			r->lost += q[0];
+		if (h->size >= sizeof(*lost_samples))
+			r->lost += lost_samples->lost;
 		break;
 	}
 }

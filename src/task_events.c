@@ -2,6 +2,7 @@
 /* Task events from per-CPU dummy perf events, and the -p/-t/command filter. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,38 +76,40 @@ static void clock_attr(struct perf_event_attr *a, const struct offcpu_opts *o)
 
 static uint64_t rec_time(const struct perf_event_header *h)
 {
+	const struct perf_record_sample_head *sample = (const void *)h;
+	struct perf_sample_id_all sid;
+
 	/* cpu-clock samples: IDENTIFIER, IP, TID, TIME. */
 	if (h->type == PERF_RECORD_SAMPLE)
-		return h->size >= sizeof(*h) + 32 ? ((const uint64_t *)(h + 1))[3] : 0;
-
-	const uint8_t *id = (const uint8_t *)h + h->size - SAMPLE_ID_SIZE;
-	uint64_t t;
-
-	if (h->size < sizeof(*h) + SAMPLE_ID_SIZE)
+		return h->size >= sizeof(*sample) ? sample->time : 0;
+	if (h->size < sizeof(*h) + sizeof(sid))
 		return 0;
-	memcpy(&t, id + 8, 8);
-	return t;
+	memcpy(&sid, (const uint8_t *)h + h->size - sizeof(sid), sizeof(sid));
+	return sid.time;
 }
 
-/* In -p/-t/command mode keep only records of the tracked processes. */
+/* Whether the record of a tracked process P, following forks (-p/-t/command). */
 static bool keep(struct task_events *te, const struct perf_event_header *h)
 {
-	const uint32_t *u = (const uint32_t *)(h + 1);
+	const struct perf_record_fork *fork = (const void *)h;
+	const struct perf_record_sample_head *sample = (const void *)h;
+	const struct perf_record_comm *task = (const void *)h;	/* pid first, as in EXIT, MMAP */
 
 	if (!te->filter)
 		return true;
 	switch (h->type) {
 	case PERF_RECORD_FORK:
-		if (u32_set_has(&te->pids, u[1]) && u32_set_add(&te->pids, u[0]))
+		if (u32_set_has(&te->pids, fork->ppid) && u32_set_add(&te->pids, fork->pid))
 			te->err = -1;
-		return u32_set_has(&te->pids, u[0]);
+		return u32_set_has(&te->pids, fork->pid);
 	case PERF_RECORD_SAMPLE:
-		return h->size >= sizeof(*h) + 24 && u32_set_has(&te->pids, u[4]);
+		return h->size >= offsetof(struct perf_record_sample_head, time) &&
+		       u32_set_has(&te->pids, sample->pid);
 	case PERF_RECORD_EXIT:
 	case PERF_RECORD_COMM:
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
-		return u32_set_has(&te->pids, u[0]);
+		return u32_set_has(&te->pids, task->pid);
 	default:
 		return true;
 	}
@@ -133,7 +136,7 @@ static void read_ring(struct task_events *te, int cpu, record_fn fn, void *ctx)
 		if (h->size < sizeof(*h))
 			break;
 		if (h->type == PERF_RECORD_LOST)
-			te->lost += ((uint64_t *)(h + 1))[1];
+			te->lost += ((const struct perf_record_lost *)h)->lost;
 		if (keep(te, h) && fn(ctx, h, rec_time(h)))
 			te->err = -1;
 		tail += h->size;
