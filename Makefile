@@ -129,35 +129,42 @@ build/asan/offcpu: $(SRCS) $(HDRS) $(B)/embed.o $(HOSTTC)/.done
 		-fno-omit-frame-pointer $(SRCS) $(B)/embed.o -L$(HOSTTC)/lib $(LDLIBS) -o $@
 
 # --- tests ---
-UNIT_SRCS := tests/unit/test_units.c src/perf_data.c src/perf_data_reader.c src/btf_archive.c src/cli.c
-# test_perf_data only once its source exists (it is being written).
-unit: build/unit/test_units build/unit/gen_perf_data \
-	$(if $(wildcard tests/unit/test_perf_data.c),build/unit/test_perf_data) \
-	build/unit/test_symbolize build/unit/test_proc
-# perf.data writer/reader alone (no libbpf); gen_perf_data feeds real perf.
-PD_UNIT_CFLAGS := $(COMMON_CFLAGS) -g -O0 -fno-omit-frame-pointer
-PD_SRCS := src/perf_data.c src/perf_data_reader.c
-PD_HDRS := src/perf_data.h src/perf_data_reader.h src/perf_records.h
-build/unit/test_perf_data: tests/unit/test_perf_data.c tests/unit/swap_perf_data.h $(PD_SRCS) $(PD_HDRS)
-	@mkdir -p $(@D)
-	gcc $(PD_UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
-		tests/unit/test_perf_data.c $(PD_SRCS) -o $@
+# Unit tests: build/unit/test_X from tests/unit/test_X.c and the sources in
+# UNIT_test_X (their libraries in UNIT_LIBS_test_X), host gcc, ASan+UBSan.
+UNIT_TESTS := test_units test_perf_data test_symbolize test_proc
+UNIT_test_units := src/perf_data.c src/perf_data_reader.c src/btf_archive.c src/cli.c
+UNIT_LIBS_test_units := -lz
+# perf.data writer/reader alone (no libbpf).
+UNIT_test_perf_data := src/perf_data.c src/perf_data_reader.c
 # Symbolizer alone (libelf): maps over time, ELF, kallsyms, hostile files.
-build/unit/test_symbolize: tests/unit/test_symbolize.c src/symbolize.c src/build_id.c src/symbolize.h src/build_id.h
-	@mkdir -p $(@D)
-	gcc $(PD_UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
-		tests/unit/test_symbolize.c src/symbolize.c src/build_id.c -lelf -lz -o $@
+UNIT_test_symbolize := src/symbolize.c src/build_id.c src/proc_sync.c src/hashset.c
+UNIT_LIBS_test_symbolize := -lelf -lz
 # /proc parsers alone: real maps and status of the test itself, bad lines.
-build/unit/test_proc: tests/unit/test_proc.c src/proc_sync.c src/proc_sync.h
+UNIT_test_proc := src/proc_sync.c
+UNIT_LIBS_test_proc := -pthread
+UNIT_CFLAGS := $(COMMON_CFLAGS) -I$(HOSTTC)/include -g -O0 -fno-omit-frame-pointer
+SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all
+unit: $(patsubst %,build/unit/%,$(UNIT_TESTS)) build/unit/gen_perf_data build/unit/btf_check
+.SECONDEXPANSION:
+build/unit/test_%: tests/unit/test_%.c $$(UNIT_test_$$*) $(HDRS) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
-	gcc $(PD_UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
-		tests/unit/test_proc.c src/proc_sync.c -pthread -o $@
-build/unit/gen_perf_data: tests/unit/gen_perf_data.c tests/unit/swap_perf_data.h src/perf_data.c $(PD_HDRS)
+	gcc $(UNIT_CFLAGS) $(SANITIZE) $< $(UNIT_test_$*) $(UNIT_LIBS_test_$*) -o $@
+# Unsanitized: its files feed real perf (t_perf_data_perf).
+build/unit/gen_perf_data: tests/unit/gen_perf_data.c src/perf_data.c $(HDRS) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
-	gcc $(PD_UNIT_CFLAGS) tests/unit/gen_perf_data.c src/perf_data.c -o $@
-build/unit/test_units: $(UNIT_SRCS) $(HDRS)
+	gcc $(UNIT_CFLAGS) $< src/perf_data.c -o $@
+# The minimal-BTF checker (t_btf) uses libbpf's internal CO-RE functions, as
+# bpftool does, so it needs the libbpf source the host toolchain was built from.
+LIBBPF_SRC := $(CACHE)/src/libbpf-$(LIBBPF_VERSION)
+build/unit/btf_check: tests/unit/btf_check.c src/btf_archive.c src/btf_archive.h $(HOSTTC)/.done
 	@mkdir -p $(@D)
-	gcc $(HOST_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all $(UNIT_SRCS) -lz -o $@
+	gcc -std=gnu11 $(WARN) -g -O1 $(SANITIZE) -I$(HOSTTC)/include -I$(LIBBPF_SRC)/src \
+		-I$(LIBBPF_SRC)/include -I$(LIBBPF_SRC)/include/uapi -Isrc $< src/btf_archive.c \
+		$(HOSTTC)/lib/libbpf.a -lelf -lz -o $@
+
+# Scripts read board and version facts from here: make -s print-DEB_ARCH TARGET=arm64
+print-%:
+	@echo '$($*)'
 
 test:
 	@for t in $(BOARDS); do $(MAKE) --no-print-directory -s TARGET=$$t all workloads || exit 1; done

@@ -23,22 +23,15 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Run-time configuration, fixed at load time (.rodata; kernels 5.2+). */
-const volatile __u64 thresh_ns = 500000000ull;
-const volatile __u64 min_ns = 1;
-const volatile __u64 max_ns = ~0ull;
-const volatile __u32 state_mask = OFFCPU_TASK_INTERRUPTIBLE | OFFCPU_TASK_UNINTERRUPTIBLE;
-const volatile bool user_only = true;
-const volatile bool want_ustack = true;
-const volatile bool want_kstack = false;
-const volatile bool filter_pid = false;
-const volatile bool filter_tid = false;
-const volatile bool filter_cpu = false;
-const volatile bool has_prev_state_arg = false;
-const volatile __u32 self_pid = 0;	/* offcpu itself: its waits are not the user's */
-const volatile bool stack_cache = false;	/* reuse user stack ids (tp_btf, 5.15+) */
-const volatile bool stack_cache_verify = false;	/* walk anyway and count wrong reuses */
-const volatile __u32 spill_bytes = 0;	/* frames kept in the spill maps × 8; 0: no spill */
+/* Set by the loader before load (see struct offcpu_config). */
+const volatile struct offcpu_config cfg = {
+	.thresh_ns = 500000000ull,
+	.min_ns = 1,
+	.max_ns = ~0ull,
+	.state_mask = OFFCPU_TASK_INTERRUPTIBLE | OFFCPU_TASK_UNINTERRUPTIBLE,
+	.user_only = 1,
+	.want_ustack = 1,
+};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -55,8 +48,8 @@ struct {
 } tid_start SEC(".maps");
 
 /*
- * value_size (max stack depth × 8) and max_entries are set by the loader.
- * A stack id is a hash bucket, and the kernel keeps the first stack of a
+ * The loader sizes every map below whose definition names no max_entries
+ * (and the stack maps' value_size: max stack depth × 8).  A stack id is a hash bucket, and the kernel keeps the first stack of a
  * bucket: a stack that collides goes to the spill maps below.  User and
  * kernel stacks live apart, which halves the collisions.
  */
@@ -74,10 +67,7 @@ struct {
 	__uint(value_size, 127 * sizeof(__u64));
 } kstacks SEC(".maps");
 
-/*
- * Colliding stacks, keyed by their frames: the kernel compares them in full.
- * max_entries is set by the loader.
- */
+/* Colliding stacks, keyed by their frames: the kernel compares them in full. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 256);
@@ -169,18 +159,18 @@ static __always_inline bool wanted(struct task_struct *t, __u32 pid, __u32 tid,
 	__u32 flags = TASK_READ(tp_btf, t, flags);
 	__u32 cpu;
 
-	if (user_only && (flags & OFFCPU_PF_KTHREAD))
+	if (cfg.user_only && (flags & OFFCPU_PF_KTHREAD))
 		return false;
 	/* An exiting thread's last blocks would recreate its hash entry. */
 	if (flags & OFFCPU_PF_EXITING)
 		return false;
-	if (!pid || pid == self_pid)	/* the idle task, or us */
+	if (!pid || pid == cfg.self_pid)	/* the idle task, or us */
 		return false;
-	if (filter_pid && !bpf_map_lookup_elem(&pid_filter, &pid))
+	if (cfg.filter_pid && !bpf_map_lookup_elem(&pid_filter, &pid))
 		return false;
-	if (filter_tid && !bpf_map_lookup_elem(&tid_filter, &tid))
+	if (cfg.filter_tid && !bpf_map_lookup_elem(&tid_filter, &tid))
 		return false;
-	if (filter_cpu) {
+	if (cfg.filter_cpu) {
 		cpu = bpf_get_smp_processor_id();
 		if (!bpf_map_lookup_elem(&cpu_filter, &cpu))
 			return false;
@@ -227,7 +217,7 @@ static __always_inline __s32 stack_id(void *ctx, void *stacks, void *spill,
 {
 	__s32 result = bpf_get_stackid(ctx, stacks, flags), id, *found;
 	struct offcpu_spill_scratch *sc;
-	__u32 zero = 0, n = spill_bytes;
+	__u32 zero = 0, n = cfg.spill_bytes;
 
 	if (result != -17 /* EEXIST */ && result != -12 /* ENOMEM */)
 		return result;
@@ -310,10 +300,10 @@ static __always_inline __s32 user_stack(void *ctx, struct task_struct *prev,
 	bool hit;
 	__s32 id;
 
-	if (tp_btf && stack_cache)
+	if (tp_btf && cfg.stack_cache)
 		key = user_key(prev);
 	hit = key && key == s->ukey && s->ustack >= 0;
-	if (hit && !stack_cache_verify) {
+	if (hit && !cfg.stack_cache_verify) {
 		count(STAT_USTACK_REUSED);
 		return s->ustack;
 	}
@@ -340,7 +330,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	__u64 pid_tgid;
 	__u32 pid, tid;
 
-	if (!(state & state_mask))
+	if (!(state & cfg.state_mask))
 		return;
 	/* prev is still current at sched_switch: one helper gives both ids. */
 	pid_tgid = bpf_get_current_pid_tgid();
@@ -360,9 +350,9 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	 * the walks, a few percent of a 2 ms sleep under QEMU's TCG.
 	 */
 	*now = bpf_ktime_get_ns();
-	s->ustack = want_ustack ? user_stack(ctx, prev, s, tp_btf) : -1;
+	s->ustack = cfg.want_ustack ? user_stack(ctx, prev, s, tp_btf) : -1;
 	s->kstack = -1;
-	if (want_kstack) {
+	if (cfg.want_kstack) {
 		s->kstack = stack_id(ctx, &kstacks, &kstack_spill, 0, STAT_KSTACK_SPILLED);
 		if (s->kstack < 0)
 			count(DROP_KSTACK);
@@ -433,7 +423,7 @@ static __always_inline void switch_in(struct task_struct *next, bool task_storag
 	__u64 delta;
 
 	/* Kernel threads and the idle task never have a start: skip the lookup. */
-	if (user_only && (TASK_READ(tp_btf, next, flags) & OFFCPU_PF_KTHREAD))
+	if (cfg.user_only && (TASK_READ(tp_btf, next, flags) & OFFCPU_PF_KTHREAD))
 		return;
 	tid = TASK_READ(tp_btf, next, pid);
 	s = start_of(next, tid, task_storage, false);
@@ -443,10 +433,10 @@ static __always_inline void switch_in(struct task_struct *next, bool task_storag
 		*now = bpf_ktime_get_ns();
 	delta = *now - s->ts;
 	s->ts = 0;
-	if (delta < min_ns || delta > max_ns)
+	if (delta < cfg.min_ns || delta > cfg.max_ns)
 		return;
 	pid = TASK_READ(tp_btf, next, tgid);
-	if (delta >= thresh_ns)
+	if (delta >= cfg.thresh_ns)
 		send_event(pid, tid, s, *now, delta);
 	else
 		add_sum(pid, tid, s, *now, delta);
@@ -470,7 +460,7 @@ static __always_inline int on_switch(unsigned long long *ctx, bool task_storage,
 	 */
 	if (preempt)
 		state = 0;
-	else if (has_prev_state_arg)
+	else if (cfg.has_prev_state_arg)
 		state = (__u32)ctx[3];
 	else
 		state = task_state(prev);

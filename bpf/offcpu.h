@@ -18,6 +18,26 @@
 #define OFFCPU_PF_EXITING		0x00000004
 #define OFFCPU_PF_KTHREAD		0x00200000
 
+/*
+ * Run-time configuration, fixed at load time: one `const volatile` global
+ * of .rodata (kernels 5.2+), written by the loader with one copy.  Flags are
+ * __u8 so both sides agree on the layout.
+ */
+struct offcpu_config {
+	__u64 thresh_ns;	/* blocks this long go through the ring buffer */
+	__u64 min_ns, max_ns;	/* blocks outside are not recorded */
+	__u32 state_mask;	/* OFFCPU_TASK_* states recorded */
+	__u32 self_pid;		/* offcpu itself: its waits are not the user's */
+	__u32 spill_bytes;	/* frames kept in the spill maps × 8; 0: no spill */
+	__u8 user_only;		/* skip kernel threads */
+	__u8 want_ustack, want_kstack;
+	__u8 filter_pid, filter_tid, filter_cpu;	/* look up the filter maps */
+	__u8 has_prev_state_arg;	/* sched_switch passes prev_state (5.18+) */
+	__u8 stack_cache;	/* reuse user stack ids (tp_btf, 5.15+) */
+	__u8 stack_cache_verify;	/* walk anyway and count wrong reuses */
+	__u8 pad[3];
+};
+
 /* Per-thread state kept between switch-out and switch-in. */
 struct offcpu_start {
 	__u64 ts;		/* switch-out time, 0 when not blocked */

@@ -10,7 +10,7 @@ ROOT=$(dirname "$HERE")
 CACHE=${OFFCPU_CACHE:-$HOME/.cache/offcpu}
 APT=$ROOT/toolchain/apt.sh
 
-board_var() { awk -v k="$2" '$1 == k { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$ROOT/board/$1.mk"; }
+board_var() { make -s --no-print-directory -C "$ROOT" TARGET="$1" "print-$2"; }
 
 depends() {	# PKG SUITE -> its Depends, one package name per line
 	"$APT" --cache show "$1/$2" 2>/dev/null | awk -F': ' '/^Depends:/ { print $2; exit }' |

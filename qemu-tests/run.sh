@@ -29,7 +29,7 @@ SUITES=(bullseye bookworm trixie sid)
 BOARDS=()
 for mk in "$ROOT"/board/*.mk; do BOARDS+=("$(basename "$mk" .mk)"); done
 
-board_var() { awk -v k="$2" '$1 == k { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$ROOT/board/$1.mk"; }
+board_var() { make -s --no-print-directory -C "$ROOT" TARGET="$1" "print-$2"; }
 
 has_suite() { [[ " $(board_var "$1" KERNEL_SUITES) " == *" $2 "* ]]; }
 

@@ -13,27 +13,28 @@
 #define NT_GNU_BUILD_ID 3
 #endif
 
-static int note_build_id(Elf_Data *data, uint8_t id[BUILD_ID_MAX])
+/* GNU build-id from the note sections (libelf gives them in host order). */
+int build_id_of_elf(Elf *elf, uint8_t id[BUILD_ID_MAX])
 {
-	size_t off = 0, name_off, desc_off;
-	GElf_Nhdr nh;
+	Elf_Scn *scn = NULL;
+	int len = 0;
 
-	while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-		    memcmp((char *)data->d_buf + name_off, "GNU", 4))
+	while (!len && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
 			continue;
-		if (nh.n_descsz == 0 || nh.n_descsz > BUILD_ID_MAX)
-			return 0;
-		memcpy(id, (char *)data->d_buf + desc_off, nh.n_descsz);
-		return nh.n_descsz;
+		data = elf_getdata(scn, NULL);
+		if (data && data->d_buf)
+			len = build_id_from_notes(data->d_buf, data->d_size, id);
 	}
-	return 0;
+	return len;
 }
 
 int build_id_of_file(const char *path, uint8_t id[BUILD_ID_MAX])
 {
-	Elf_Scn *scn = NULL;
-	int fd, len = 0;
+	int fd, len;
 	Elf *elf;
 
 	elf_version(EV_CURRENT);
@@ -46,16 +47,7 @@ int build_id_of_file(const char *path, uint8_t id[BUILD_ID_MAX])
 		close(fd);
 		return -1;
 	}
-	while (!len && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (data && data->d_buf)
-			len = note_build_id(data, id);
-	}
+	len = build_id_of_elf(elf, id);
 	elf_end(elf);
 	close(fd);
 	return len;

@@ -11,6 +11,11 @@
 /* Returns the id length (1..20), 0 if the file has none, -1 if unreadable. */
 int build_id_of_file(const char *path, uint8_t id[BUILD_ID_MAX]);
 
+typedef struct Elf Elf;
+
+/* The id in an open ELF's note sections: its length, or 0 when none. */
+int build_id_of_elf(Elf *elf, uint8_t id[BUILD_ID_MAX]);
+
 /* Parses an ELF note section's bytes for NT_GNU_BUILD_ID. */
 int build_id_from_notes(const void *notes, size_t len, uint8_t id[BUILD_ID_MAX]);
 

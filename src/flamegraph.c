@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "flamegraph.h"
+#include "hashset.h"
 
 #define WIDTH		1200.0
 #define ROW		17
@@ -100,18 +101,9 @@ static void put_label(FILE *out, const char *name, double x, int y, size_t fit)
 	fputs("</text>", out);
 }
 
-static unsigned hash(const char *s)
-{
-	unsigned h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
-
 static void color(const char *name, char *buf, size_t len)
 {
-	unsigned h = hash(name);
+	unsigned h = fnv1a_str(name);
 	size_t n = strlen(name);
 
 	if (n > 4 && !strcmp(name + n - 4, "_[k]"))

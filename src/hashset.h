@@ -32,19 +32,32 @@ static inline uint32_t fnv1a_str(const char *s)
 	return h;
 }
 
-/* Spreads the bits of small integers (tids, addresses) over the table. */
+/* Spreads the bits of small integers (pids, tids) over a table (lowbias32). */
 static inline uint32_t hash32(uint32_t x)
 {
 	x ^= x >> 16;
 	x *= 0x7feb352d;
 	x ^= x >> 15;
-	return x;
+	x *= 0x846ca68b;
+	return x ^ (x >> 16);
 }
 
-/* Zero is the empty slot, so it is never a member. */
-struct u32_set {
-	uint32_t *v;
+/* u32 -> non-NULL pointer; entries are never removed. */
+struct u32_map {
+	uint32_t *keys;
+	void **vals;	/* NULL: an empty slot */
 	size_t cap, n;
+};
+
+void *u32_map_get(const struct u32_map *m, uint32_t key);
+/* Adds or replaces; -1 when out of memory. */
+int u32_map_put(struct u32_map *m, uint32_t key, void *val);
+/* Calls FN (if any) on every value, then frees the table. */
+void u32_map_free(struct u32_map *m, void (*fn)(void *));
+
+/* A set of non-zero u32: a map whose values are only there. */
+struct u32_set {
+	struct u32_map m;
 };
 
 bool u32_set_has(const struct u32_set *s, uint32_t v);
@@ -58,6 +71,8 @@ struct str_set {
 
 /* Adds a copy of STR unless present; -1 when out of memory. */
 int str_set_add(struct str_set *s, const char *str);
+/* The set's copy of STR (added if need be; stable until freed), or NULL. */
+const char *str_set_intern(struct str_set *s, const char *str);
 void str_set_free(struct str_set *s);
 
 #endif

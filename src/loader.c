@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Load and attach the embedded BPF object as the probe decided. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #define SUMS_ENTRIES	4096
 #define TID_ENTRIES	8192
 #define RINGBUF_BYTES	(256 * 1024)
+#define PID_FILTER_ENTRIES 1024	/* tracked processes, grown on fork */
 
 static int libbpf_verbosity;
 
@@ -43,8 +45,49 @@ void loader_set_verbosity(int verbose)
 	libbpf_set_print(print_libbpf);
 }
 
-/* Set a `const volatile` global of .rodata by name, checking its size. */
-static int set_rodata(struct bpf_object *obj, const char *name, const void *val, size_t size)
+/*
+ * The object is reached through these tables, its only names: a skeleton by
+ * hand.  bpftool's generated skeleton is not used because the object is
+ * built per board and s390x's is big-endian: bpftool before 7.6 cannot
+ * generate a skeleton for an object of the other byte order, and the
+ * toolchain's (Debian's) is older.
+ */
+#define MAP(name) { #name, offsetof(struct loader_maps, name) }
+static const struct { const char *name; size_t off; } map_names[] = {
+	MAP(task_start), MAP(tid_start), MAP(stacks), MAP(kstacks), MAP(ustack_spill),
+	MAP(kstack_spill), MAP(sums), MAP(events), MAP(counters), MAP(pid_filter),
+	MAP(tid_filter), MAP(cpu_filter),
+};
+#undef MAP
+#define PROG(name) { #name, offsetof(struct loader_progs, name) }
+static const struct { const char *name; size_t off; } prog_names[] = {
+	PROG(on_switch_task), PROG(on_switch_hash), PROG(on_switch_raw), PROG(on_fork),
+	PROG(on_exit),
+};
+#undef PROG
+
+/* Fills L's map and program pointers; -1 if the object lacks one. */
+static int find_objects(struct loader *l)
+{
+	for (size_t i = 0; i < sizeof(map_names) / sizeof(map_names[0]); i++) {
+		struct bpf_map **m = (void *)((char *)&l->maps + map_names[i].off);
+
+		*m = bpf_object__find_map_by_name(l->obj, map_names[i].name);
+		if (!*m)
+			return -1;
+	}
+	for (size_t i = 0; i < sizeof(prog_names) / sizeof(prog_names[0]); i++) {
+		struct bpf_program **p = (void *)((char *)&l->progs + prog_names[i].off);
+
+		*p = bpf_object__find_program_by_name(l->obj, prog_names[i].name);
+		if (!*p)
+			return -1;
+	}
+	return 0;
+}
+
+/* Where .rodata's global NAME of SIZE bytes starts, or NULL. */
+static void *rodata_var(struct bpf_object *obj, const char *name, size_t size)
 {
 	const struct btf *btf = bpf_object__btf(obj);
 	const struct btf_var_secinfo *vs;
@@ -57,7 +100,7 @@ static int set_rodata(struct bpf_object *obj, const char *name, const void *val,
 	map = bpf_object__find_map_by_name(obj, ".rodata");
 	id = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -1;
 	if (!map || id < 0)
-		return -ENOENT;
+		return NULL;
 	data = bpf_map__initial_value(map, &map_size);
 	sec = btf__type_by_id(btf, id);
 	vs = btf_var_secinfos(sec);
@@ -67,37 +110,38 @@ static int set_rodata(struct bpf_object *obj, const char *name, const void *val,
 		if (strcmp(btf__name_by_offset(btf, var->name_off), name))
 			continue;
 		if (vs->size != size || vs->offset + size > map_size)
-			return -EINVAL;
-		memcpy(data + vs->offset, val, size);
-		return 0;
+			return NULL;
+		return data + vs->offset;
 	}
-	return -ENOENT;
+	return NULL;
 }
 
-#define SET(obj, var, val) ({ __typeof__(val) __v = (val); \
-	set_rodata(obj, var, &__v, sizeof(__v)); })
-
 static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
-		     const struct probe *p)
+		     const struct target *t, const struct probe *p)
 {
-	int err = 0;
+	const struct offcpu_config cfg = {
+		.thresh_ns = o->thresh_ns,
+		.min_ns = o->min_block_ns,
+		.max_ns = o->max_block_ns,
+		.state_mask = o->state_mask,
+		.self_pid = getpid(),
+		.spill_bytes = loader_spill(o) ? o->max_stack * sizeof(uint64_t) : 0,
+		.user_only = o->user_only,
+		.want_ustack = o->ustack,
+		.want_kstack = o->kstack,
+		.filter_pid = t->pid_filter,
+		.filter_tid = o->tids.n != 0,
+		.filter_cpu = o->cpus.n != 0,
+		.has_prev_state_arg = p->prev_state_arg,
+		.stack_cache = loader_stack_cache(o, p),
+		.stack_cache_verify = o->stack_cache == STACK_CACHE_VERIFY,
+	};
+	void *dst = rodata_var(obj, "cfg", sizeof(cfg));
 
-	err |= SET(obj, "thresh_ns", (uint64_t)o->thresh_ns);
-	err |= SET(obj, "min_ns", (uint64_t)o->min_block_ns);
-	err |= SET(obj, "max_ns", (uint64_t)o->max_block_ns);
-	err |= SET(obj, "state_mask", (uint32_t)o->state_mask);
-	err |= SET(obj, "user_only", (_Bool)o->user_only);
-	err |= SET(obj, "want_ustack", (_Bool)o->ustack);
-	err |= SET(obj, "want_kstack", (_Bool)o->kstack);
-	err |= SET(obj, "filter_pid", (_Bool)(o->pids.n || o->cmdv));
-	err |= SET(obj, "filter_tid", (_Bool)(o->tids.n != 0));
-	err |= SET(obj, "filter_cpu", (_Bool)(o->cpus.n != 0));
-	err |= SET(obj, "has_prev_state_arg", (_Bool)p->prev_state_arg);
-	err |= SET(obj, "self_pid", (uint32_t)getpid());
-	err |= SET(obj, "stack_cache", (_Bool)loader_stack_cache(o, p));
-	err |= SET(obj, "stack_cache_verify", (_Bool)(o->stack_cache == STACK_CACHE_VERIFY));
-	err |= SET(obj, "spill_bytes", (uint32_t)(loader_spill(o) ? o->max_stack * sizeof(uint64_t) : 0));
-	return err ? -1 : 0;
+	if (!dst)
+		return -1;
+	memcpy(dst, &cfg, sizeof(cfg));
+	return 0;
 }
 
 bool loader_stack_cache(const struct offcpu_opts *o, const struct probe *p)
@@ -111,59 +155,61 @@ bool loader_spill(const struct offcpu_opts *o)
 	return o->max_stack <= OFFCPU_SPILL_FRAMES;
 }
 
-static struct bpf_program *prog(struct bpf_object *obj, const char *name)
+/* A stack id is a bucket: the kernel rounds the entries up to a power of two. */
+static size_t buckets(size_t entries)
 {
-	return bpf_object__find_program_by_name(obj, name);
-}
+	size_t n = 1;
 
-static struct bpf_map *map(struct bpf_object *obj, const char *name)
-{
-	return bpf_object__find_map_by_name(obj, name);
+	while (n < entries)
+		n <<= 1;
+	return n;
 }
 
 /* Only the chosen variant's program and storage are loaded and created. */
-static int select_variant(struct bpf_object *obj, const struct offcpu_opts *o,
-			  const struct probe *p, uint32_t max_stack)
+static int select_variant(struct loader *l, const struct offcpu_opts *o,
+			  const struct target *t, const struct probe *p)
 {
-	const char *want = p->use_task_storage ? "on_switch_task" :
-			   p->tp_btf ? "on_switch_hash" : "on_switch_raw";
-	bool filter_pid = o->pids.n || o->cmdv;
+	const struct loader_progs *pg = &l->progs;
+	const struct loader_maps *m = &l->maps;
+	struct bpf_program *want = p->use_task_storage ? pg->on_switch_task :
+				   p->tp_btf ? pg->on_switch_hash : pg->on_switch_raw;
 	uint32_t spill = o->stack_entries / SPILL_SHARE;
+	uint32_t ustacks = o->ustack ? o->stack_entries : 1;
+	uint32_t kstacks = o->kstack ? o->stack_entries : 1;
 	struct bpf_program *pr;
 	int err = 0;
 
 	if (spill < SPILL_MIN)
 		spill = SPILL_MIN;
-	bpf_object__for_each_program(pr, obj)
+	bpf_object__for_each_program(pr, l->obj)
 		bpf_program__set_autoload(pr, false);
-	err |= bpf_program__set_autoload(prog(obj, want), true);
-	if (filter_pid)
-		err |= bpf_program__set_autoload(prog(obj, "on_fork"), true);
+	err |= bpf_program__set_autoload(want, true);
+	if (t->pid_filter)
+		err |= bpf_program__set_autoload(pg->on_fork, true);
 	if (!p->use_task_storage)
-		err |= bpf_program__set_autoload(prog(obj, "on_exit"), true);
-	err |= bpf_map__set_autocreate(map(obj, "task_start"), p->use_task_storage);
-	err |= bpf_map__set_autocreate(map(obj, "tid_start"), !p->use_task_storage);
-	err |= bpf_map__set_max_entries(map(obj, "tid_start"), TID_ENTRIES);
-	err |= bpf_map__set_value_size(map(obj, "stacks"), max_stack * sizeof(uint64_t));
-	err |= bpf_map__set_max_entries(map(obj, "stacks"), o->ustack ? o->stack_entries : 1);
-	err |= bpf_map__set_value_size(map(obj, "kstacks"), max_stack * sizeof(uint64_t));
-	err |= bpf_map__set_max_entries(map(obj, "kstacks"), o->kstack ? o->stack_entries : 1);
-	err |= bpf_map__set_max_entries(map(obj, "ustack_spill"),
-					o->ustack && loader_spill(o) ? spill : 1);
-	err |= bpf_map__set_max_entries(map(obj, "kstack_spill"),
-					o->kstack && loader_spill(o) ? spill : 1);
-	err |= bpf_map__set_max_entries(map(obj, "sums"), SUMS_ENTRIES);
-	err |= bpf_map__set_max_entries(map(obj, "events"), RINGBUF_BYTES);
+		err |= bpf_program__set_autoload(pg->on_exit, true);
+	err |= bpf_map__set_autocreate(m->task_start, p->use_task_storage);
+	err |= bpf_map__set_autocreate(m->tid_start, !p->use_task_storage);
+	err |= bpf_map__set_max_entries(m->tid_start, TID_ENTRIES);
+	err |= bpf_map__set_value_size(m->stacks, o->max_stack * sizeof(uint64_t));
+	err |= bpf_map__set_max_entries(m->stacks, ustacks);
+	err |= bpf_map__set_value_size(m->kstacks, o->max_stack * sizeof(uint64_t));
+	err |= bpf_map__set_max_entries(m->kstacks, kstacks);
+	l->stack_ids = buckets(ustacks > kstacks ? ustacks : kstacks);
+	err |= bpf_map__set_max_entries(m->ustack_spill, o->ustack && loader_spill(o) ? spill : 1);
+	err |= bpf_map__set_max_entries(m->kstack_spill, o->kstack && loader_spill(o) ? spill : 1);
+	err |= bpf_map__set_max_entries(m->sums, SUMS_ENTRIES);
+	err |= bpf_map__set_max_entries(m->events, RINGBUF_BYTES);
 	/* Unused filters still exist (the code refers to them): keep them tiny. */
-	err |= bpf_map__set_max_entries(map(obj, "pid_filter"), filter_pid ? 1024 : 1);
-	err |= bpf_map__set_max_entries(map(obj, "tid_filter"), o->tids.n ? o->tids.n : 1);
-	err |= bpf_map__set_max_entries(map(obj, "cpu_filter"), o->cpus.n ? o->cpus.n : 1);
+	err |= bpf_map__set_max_entries(m->pid_filter, t->pid_filter ? PID_FILTER_ENTRIES : 1);
+	err |= bpf_map__set_max_entries(m->tid_filter, o->tids.n ? o->tids.n : 1);
+	err |= bpf_map__set_max_entries(m->cpu_filter, o->cpus.n ? o->cpus.n : 1);
 	return err ? -1 : 0;
 }
 
-static int fill_filter(struct bpf_object *obj, const char *name, const struct id_list *l)
+static int fill_filter(struct bpf_map *m, const struct id_list *l)
 {
-	int fd = bpf_map__fd(map(obj, name));
+	int fd = bpf_map__fd(m);
 	uint8_t one = 1;
 
 	for (size_t i = 0; i < l->n; i++)
@@ -197,7 +243,8 @@ static void load_error(const struct probe *p, int err)
 		libbpf_verbosity < 2 ? " (-vv shows libbpf's and the verifier's log)" : "");
 }
 
-int loader_load(struct loader *l, const struct offcpu_opts *o, const struct probe *p)
+int loader_load(struct loader *l, const struct offcpu_opts *o, const struct target *t,
+		const struct probe *p)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "offcpu",
 		    .btf_custom_path = p->btf_path[0] ? p->btf_path : NULL);
@@ -212,7 +259,7 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct prob
 		fprintf(stderr, "offcpu: cannot open the embedded BPF object: %s\n", strerror(errno));
 		return -1;
 	}
-	if (configure(l->obj, o, p) || select_variant(l->obj, o, p, o->max_stack)) {
+	if (find_objects(l) || configure(l->obj, o, t, p) || select_variant(l, o, t, p)) {
 		fprintf(stderr, "offcpu: the embedded BPF object does not match this build\n");
 		return -1;
 	}
@@ -221,17 +268,17 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct prob
 		load_error(p, err);
 		return -1;
 	}
-	l->events_fd = bpf_map__fd(map(l->obj, "events"));
-	l->sums_fd = bpf_map__fd(map(l->obj, "sums"));
-	l->stacks_fd = bpf_map__fd(map(l->obj, "stacks"));
-	l->kstacks_fd = bpf_map__fd(map(l->obj, "kstacks"));
-	l->ustack_spill_fd = bpf_map__fd(map(l->obj, "ustack_spill"));
-	l->kstack_spill_fd = bpf_map__fd(map(l->obj, "kstack_spill"));
-	l->counters_fd = bpf_map__fd(map(l->obj, "counters"));
-	l->pid_filter_fd = bpf_map__fd(map(l->obj, "pid_filter"));
-	if (fill_filter(l->obj, "pid_filter", &o->pids) ||
-	    fill_filter(l->obj, "tid_filter", &o->tids) ||
-	    fill_filter(l->obj, "cpu_filter", &o->cpus)) {
+	l->events_fd = bpf_map__fd(l->maps.events);
+	l->sums_fd = bpf_map__fd(l->maps.sums);
+	l->stacks_fd = bpf_map__fd(l->maps.stacks);
+	l->kstacks_fd = bpf_map__fd(l->maps.kstacks);
+	l->ustack_spill_fd = bpf_map__fd(l->maps.ustack_spill);
+	l->kstack_spill_fd = bpf_map__fd(l->maps.kstack_spill);
+	l->counters_fd = bpf_map__fd(l->maps.counters);
+	l->pid_filter_fd = bpf_map__fd(l->maps.pid_filter);
+	if (fill_filter(l->maps.pid_filter, &t->pids) ||
+	    fill_filter(l->maps.tid_filter, &o->tids) ||
+	    fill_filter(l->maps.cpu_filter, &o->cpus)) {
 		fprintf(stderr, "offcpu: cannot set up the filters: %s\n", strerror(errno));
 		return -1;
 	}

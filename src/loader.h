@@ -10,24 +10,43 @@
 
 #include "cli.h"
 #include "probe.h"
+#include "target.h"
 
 struct bpf_object;
 struct bpf_link;
+struct bpf_map;
+struct bpf_program;
+
+/* Every map and program of the object (see loader.c's name tables). */
+struct loader_maps {
+	struct bpf_map *task_start, *tid_start, *stacks, *kstacks, *ustack_spill,
+		*kstack_spill, *sums, *events, *counters, *pid_filter, *tid_filter,
+		*cpu_filter;
+};
+
+struct loader_progs {
+	struct bpf_program *on_switch_task, *on_switch_hash, *on_switch_raw, *on_fork,
+		*on_exit;
+};
 
 struct loader {
 	struct bpf_object *obj;
+	struct loader_maps maps;
+	struct loader_progs progs;
 	struct bpf_link *links[4];
 	int nr_links;
 	int events_fd, sums_fd, stacks_fd, kstacks_fd, counters_fd, pid_filter_fd;
 	int ustack_spill_fd, kstack_spill_fd;	/* stacks that collided, by frames */
 	uint32_t max_stack;	/* frames per stack map entry */
+	size_t stack_ids;	/* ids a stack map can hand out (its buckets) */
 	uint64_t memlock;	/* bytes locked by our maps (fdinfo) */
 };
 
 /* Returns 0, or -1 after one line on stderr naming what failed. */
 /* libbpf's own messages: warnings with -v, info with -vv, debug with -vvv. */
 void loader_set_verbosity(int verbose);
-int loader_load(struct loader *l, const struct offcpu_opts *o, const struct probe *p);
+int loader_load(struct loader *l, const struct offcpu_opts *o, const struct target *t,
+		const struct probe *p);
 int loader_attach(struct loader *l);
 void loader_print_maps(const struct loader *l, FILE *out);
 void loader_detach(struct loader *l);

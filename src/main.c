@@ -23,6 +23,7 @@
 #include "probe.h"
 #include "proc_sync.h"
 #include "report.h"
+#include "target.h"
 
 static volatile sig_atomic_t stop_signal;
 /* The signal that killed the profiled command, raised again at the very end. */
@@ -189,31 +190,6 @@ static int check_cpus(const struct offcpu_opts *o)
 	return 0;
 }
 
-/* -p/-t: the targets to track; errors name the missing process. */
-static int resolve_targets(const struct offcpu_opts *o, struct id_list *track)
-{
-	char path[64];
-
-	for (size_t i = 0; i < o->pids.n; i++) {
-		snprintf(path, sizeof(path), "/proc/%u", o->pids.v[i]);
-		if (access(path, F_OK)) {
-			fprintf(stderr, "offcpu: no such process: %u\n", o->pids.v[i]);
-			return -1;
-		}
-		track->v[track->n++] = o->pids.v[i];
-	}
-	for (size_t i = 0; i < o->tids.n; i++) {
-		uint32_t tgid = proc_tgid(o->tids.v[i]);
-
-		if (!tgid) {
-			fprintf(stderr, "offcpu: no such thread: %u\n", o->tids.v[i]);
-			return -1;
-		}
-		track->v[track->n++] = tgid;
-	}
-	return 0;
-}
-
 static bool targets_gone(const struct id_list *track)
 {
 	char path[64];
@@ -226,16 +202,14 @@ static bool targets_gone(const struct id_list *track)
 	return true;
 }
 
+/* Refused before anything starts, with the reason pd_open would give. */
 static int check_output(const char *path)
 {
-	struct stat st;
+	int e = pd_check_output(path);
 
-	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "offcpu: cannot write %s: is a directory\n", path);
-		return -1;
-	}
-	if (!lstat(path, &st) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
-		fprintf(stderr, "offcpu: cannot write %s: not a regular file\n", path);
+	if (e == EISDIR || e == EINVAL) {
+		fprintf(stderr, "offcpu: cannot write %s: %s\n", path,
+			e == EISDIR ? "is a directory" : "not a regular file");
 		return -1;
 	}
 	return 0;
@@ -316,23 +290,20 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 }
 
 struct session {
-	struct offcpu_opts *o;
+	const struct offcpu_opts *o;
+	struct target target;
 	struct probe probe;
 	struct loader ld;
 	struct pd_writer *w;
 	struct collector *c;
 	struct child ch;
-	struct id_list track;
-	uint32_t child_pid;
 };
 
 static int session_setup(struct session *s)
 {
-	struct offcpu_opts *o = s->o;
+	const struct offcpu_opts *o = s->o;
 
-	s->track.v = calloc(o->pids.n + o->tids.n + 1, sizeof(uint32_t));
-	if (!s->track.v || check_cpus(o) || resolve_targets(o, &s->track) ||
-	    check_output(o->output))
+	if (check_cpus(o) || target_init(&s->target, o) || check_output(o->output))
 		return -1;
 	if (probe_kernel(&s->probe, o->btf_path, o->variant))
 		return -1;
@@ -346,17 +317,14 @@ static int session_setup(struct session *s)
 	if (o->cmdv) {
 		if (child_fork(&s->ch, o->cmdv))
 			return -1;
-		s->child_pid = s->ch.pid;
-		o->pids.v = &s->child_pid;	/* the BPF pid filter */
-		o->pids.n = 1;
-		s->track.v[s->track.n++] = s->ch.pid;
+		target_add_child(&s->target, s->ch.pid);
 	}
-	if (loader_load(&s->ld, o, &s->probe) || loader_attach(&s->ld))
+	if (loader_load(&s->ld, o, &s->target, &s->probe) || loader_attach(&s->ld))
 		return -1;
 	probe_cleanup(&s->probe);
 	if (o->verbose)
 		loader_print_maps(&s->ld, stderr);
-	s->c = collector_start(s->w, &s->ld, o, s->track.v, s->track.n);
+	s->c = collector_start(s->w, &s->ld, o, s->target.track.v, s->target.track.n);
 	if (!s->c)
 		return -1;
 	if (o->cmdv && child_start(&s->ch, o->cmdv[0]))
@@ -377,8 +345,8 @@ static void session_loop(struct session *s)
 			break;
 		if (s->o->cmdv && child_done(&s->ch))
 			break;
-		if (!s->o->cmdv && s->track.n && now_ns(CLOCK_MONOTONIC) > next_check) {
-			if (targets_gone(&s->track))
+		if (!s->o->cmdv && s->target.track.n && now_ns(CLOCK_MONOTONIC) > next_check) {
+			if (targets_gone(&s->target.track))
 				break;
 			next_check = now_ns(CLOCK_MONOTONIC) + 500000000ull;
 		}
@@ -420,7 +388,7 @@ static void raise_command_signal(void)
 	raise(command_signal);
 }
 
-static int record(struct offcpu_opts *o)
+static int record(const struct offcpu_opts *o)
 {
 	struct session s = { .o = o, .ch = { .go_fd = -1, .err_fd = -1 } };
 	struct collector_stats st;
@@ -448,7 +416,7 @@ out:
 	collector_free(s.c);
 	loader_close(&s.ld);
 	probe_cleanup(&s.probe);
-	free(s.track.v);
+	target_free(&s.target);
 	return err ? 1 : command_status(o, &s.ch);
 }
 
@@ -465,6 +433,7 @@ static int selftest(void)
 static int probe_cmd(const struct offcpu_opts *o)
 {
 	struct loader ld = { 0 };
+	struct target t = { 0 };
 	struct probe p;
 	uint64_t t0;
 	int err = probe_kernel(&p, o->btf_path, o->variant);
@@ -473,12 +442,13 @@ static int probe_cmd(const struct offcpu_opts *o)
 		probe_print(&p, stdout);
 		fflush(stdout);
 		t0 = now_ns(CLOCK_MONOTONIC);
-		err = loader_load(&ld, o, &p);
+		err = target_init(&t, o) || loader_load(&ld, o, &t, &p);
 		if (!err)
 			printf("load: ok (%.1f ms, %.2f MiB locked)\n",
 			       (now_ns(CLOCK_MONOTONIC) - t0) / 1e6, ld.memlock / 1048576.0);
 		loader_close(&ld);
 	}
+	target_free(&t);
 	probe_cleanup(&p);
 	return err ? 1 : 0;
 }
@@ -516,8 +486,6 @@ int main(int argc, char **argv)
 		ret = record(&o);
 		break;
 	}
-	if (o.cmdv && o.pids.v)
-		o.pids.v = NULL;	/* points at the session's child pid */
 	cli_free(&o);
 	fflush(NULL);
 	raise_command_signal();	/* returns for signals that do not kill */

@@ -150,23 +150,28 @@ static int create_tmp(char *tmp)
 	return -1;
 }
 
+int pd_check_output(const char *path)
+{
+	struct stat st;
+
+	if (!*path)
+		return ENOENT;
+	if (!stat(path, &st) && S_ISDIR(st.st_mode))
+		return EISDIR;
+	/* A device or fifo would be replaced by the final rename. */
+	if (!lstat(path, &st) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+		return EINVAL;
+	return 0;
+}
+
 struct pd_writer *pd_open(const char *path)
 {
 	struct pd_writer *w;
-	struct stat st;
 	int e;
 
-	if (!*path) {
-		errno = ENOENT;
-		return NULL;
-	}
-	if (!lstat(path, &st) && S_ISDIR(st.st_mode)) {
-		errno = EISDIR;
-		return NULL;
-	}
-	/* A device or fifo would be replaced by the final rename. */
-	if (!lstat(path, &st) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
-		errno = EINVAL;
+	e = pd_check_output(path);
+	if (e) {
+		errno = e;
 		return NULL;
 	}
 	w = calloc(1, sizeof(*w));

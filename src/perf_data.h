@@ -59,6 +59,13 @@ struct pd_event {
 struct pd_writer;
 
 /*
+ * Whether PATH may become a recording: 0, or ENOENT (empty), EISDIR (a
+ * directory, or a link to one), EINVAL (a device or fifo, which the final
+ * rename would replace).
+ */
+int pd_check_output(const char *path);
+
+/*
  * Create PATH's temporary sibling (PATH.tmp.XXXXXX, mode 0600, O_EXCL, never
  * following a symlink).  Returns NULL and sets errno on failure.
  */

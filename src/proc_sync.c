@@ -188,27 +188,29 @@ int proc_sync_all(uint64_t id, record_fn fn, void *ctx)
 	return err;
 }
 
-int proc_parse_kallsyms_line(const char *line, uint64_t *addr, char *sym)
+int proc_parse_kallsyms_line(const char *line, uint64_t *addr, char *type, char *sym)
 {
 	unsigned long long a;
-	char type;
+	char t;
 
-	if (sscanf(line, "%llx %c %127s", &a, &type, sym) != 3)
+	if (sscanf(line, "%llx %c " PROC_SYM_FMT, &a, &t, sym) != 3)
 		return -1;
 	*addr = a;
+	if (type)
+		*type = t;
 	return 0;
 }
 
 static uint64_t kallsyms_addr(const char *name)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
-	char line[256], sym[PROC_SYM_MAX];
+	char line[PROC_KSYMS_LINE], sym[PROC_SYM_MAX];
 	uint64_t a, found = 0;
 
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f)) {
-		if (!proc_parse_kallsyms_line(line, &a, sym) && !strcmp(sym, name)) {
+		if (!proc_parse_kallsyms_line(line, &a, NULL, sym) && !strcmp(sym, name)) {
 			found = a;
 			break;
 		}
@@ -220,7 +222,7 @@ static uint64_t kallsyms_addr(const char *name)
 int proc_kallsyms_range(const char *name, uint64_t *lo, uint64_t *hi)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
-	char line[256], sym[PROC_SYM_MAX];
+	char line[PROC_KSYMS_LINE], sym[PROC_SYM_MAX];
 	uint64_t a;
 
 	*lo = 0;
@@ -228,7 +230,7 @@ int proc_kallsyms_range(const char *name, uint64_t *lo, uint64_t *hi)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
-		if (proc_parse_kallsyms_line(line, &a, sym))
+		if (proc_parse_kallsyms_line(line, &a, NULL, sym))
 			continue;
 		if (!*lo && !strcmp(sym, name))
 			*lo = a;

@@ -39,7 +39,9 @@ uint32_t proc_tgid(uint32_t tid);
  * chosen by the profiled process appears in its maps.
  */
 #define PROC_MAPS_LINE	(4096 + 256)	/* longest maps line read at once */
-#define PROC_SYM_MAX	128
+#define PROC_SYM_MAX	256	/* longest kallsyms name kept, with its NUL */
+#define PROC_SYM_FMT	"%255s"	/* scanf width: PROC_SYM_MAX - 1 */
+#define PROC_KSYMS_LINE	1024	/* longest kallsyms line read at once */
 
 struct proc_map {
 	uint64_t start, end, pgoff, ino;
@@ -63,7 +65,10 @@ void proc_parse_comm(char *buf);
 /* A /proc or task directory entry's pid/tid, 0 if it is not one. */
 uint32_t proc_parse_id(const char *name);
 
-/* "ADDR TYPE NAME..." of /proc/kallsyms; SYM holds PROC_SYM_MAX; 0 or -1. */
-int proc_parse_kallsyms_line(const char *line, uint64_t *addr, char *sym);
+/*
+ * "ADDR TYPE NAME..." of /proc/kallsyms (or a copy); SYM holds PROC_SYM_MAX,
+ * TYPE may be NULL; 0 or -1.  The one kallsyms parser, report's included.
+ */
+int proc_parse_kallsyms_line(const char *line, uint64_t *addr, char *type, char *sym);
 
 #endif

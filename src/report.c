@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "build_id.h"
 #include "flamegraph.h"
+#include "hashset.h"
 #include "perf_data_reader.h"
 #include "report.h"
 #include "symbolize.h"
@@ -31,11 +33,24 @@ struct report_opts {
 	bool by_count, per_thread, folded;
 };
 
-/* One distinct (process or thread, stack): frames root first, as folded. */
+/* A frame's function name (interned in struct report's names). */
+struct frame {
+	const char *name;
+	bool kernel;
+};
+
+/*
+ * One distinct (process or thread, stack).  The folded line
+ * "comm;root;...;leaf" is built only to print folded output (and to break
+ * ties in the same order as that line).
+ */
 struct agg {
-	char *key;		/* "comm;root;...;leaf" */
+	const char *comm;	/* process name, thread name with --per-thread; NULL: free slot */
 	uint32_t id;		/* pid, tid with --per-thread, 0 when merged by name */
-	uint32_t pid;
+	uint32_t pid;		/* of the first sample */
+	uint32_t key_pid, tid;	/* with --per-thread (else 0): part of the key */
+	struct frame *frames;	/* root first: user root ... leaf, kernel root ... leaf */
+	size_t nr_frames;
 	char threads[80];	/* "name,name": the threads' names, per process */
 	bool more;		/* names that did not fit */
 	uint64_t total, count;
@@ -47,8 +62,11 @@ struct report {
 	struct symbolizer *sym;
 	struct agg *v;
 	size_t n, cap;		/* open-addressing table of cap slots */
+	struct str_set names;	/* commands and function names, each once */
+	struct frame *chain;	/* the sample being added */
+	size_t chain_cap;
 	uint64_t total, samples, all_total, lost;
-	char buf[65536];
+	char buf[2][65536];	/* folded lines */
 };
 
 static const struct option opts[] = {
@@ -190,20 +208,40 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 
 /* ---- aggregation ---- */
 
-static uint64_t hash(const char *s, uint32_t id)
+/* Whether A (a used slot) is the aggregate of KEY. */
+static bool same_key(const struct agg *a, const struct agg *key)
 {
-	uint64_t h = 1469598103934665603ull ^ id;
+	if (a->id != key->id || a->comm != key->comm || a->nr_frames != key->nr_frames)
+		return false;
+	if (a->key_pid != key->key_pid || a->tid != key->tid)
+		return false;
+	for (size_t i = 0; i < a->nr_frames; i++)
+		if (a->frames[i].name != key->frames[i].name ||
+		    a->frames[i].kernel != key->frames[i].kernel)
+			return false;
+	return true;
+}
 
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+/* Names are interned: their addresses stand for them. */
+static uint32_t agg_hash(const struct agg *key)
+{
+	uint32_t h = fnv1a(FNV1A_INIT, &key->id, sizeof(key->id));
+
+	h = fnv1a(h, &key->key_pid, sizeof(key->key_pid));
+	h = fnv1a(h, &key->tid, sizeof(key->tid));
+	h = fnv1a(h, &key->comm, sizeof(key->comm));
+	for (size_t i = 0; i < key->nr_frames; i++) {
+		h = fnv1a(h, &key->frames[i].name, sizeof(key->frames[i].name));
+		h = fnv1a(h, &key->frames[i].kernel, sizeof(key->frames[i].kernel));
+	}
 	return h;
 }
 
-static size_t slot(const struct agg *v, size_t cap, const char *key, uint32_t id)
+static size_t slot(const struct agg *v, size_t cap, const struct agg *key)
 {
-	size_t i = hash(key, id) & (cap - 1);
+	size_t i = agg_hash(key) & (cap - 1);
 
-	while (v[i].key && (v[i].id != id || strcmp(v[i].key, key)))
+	while (v[i].comm && !same_key(&v[i], key))
 		i = (i + 1) & (cap - 1);
 	return i;
 }
@@ -216,8 +254,8 @@ static int grow(struct report *r)
 	if (!nv)
 		return -1;
 	for (size_t j = 0; j < r->cap; j++)
-		if (r->v[j].key)
-			nv[slot(nv, cap, r->v[j].key, r->v[j].id)] = r->v[j];
+		if (r->v[j].comm)
+			nv[slot(nv, cap, &r->v[j])] = r->v[j];
 	free(r->v);
 	r->v = nv;
 	r->cap = cap;
@@ -246,44 +284,29 @@ static void add_thread(struct agg *a, const char *name)
 		snprintf(a->threads + len, sizeof(a->threads) - len, "%s%s", len ? "," : "", name);
 }
 
-static int add(struct report *r, const char *key, const struct pd_sample *s,
+static int add(struct report *r, struct agg *key, const struct pd_sample *s,
 	       const char *thread)
 {
-	uint32_t id = r->o.per_thread ? s->tid : (r->o.folded || r->o.svg) ? 0 : s->pid;
 	struct agg *a;
 
 	if ((r->n + 1) * 2 > r->cap && grow(r))
 		return -1;
-	a = &r->v[slot(r->v, r->cap, key, id)];
-	if (!a->key) {
-		a->key = strdup(key);
-		if (!a->key)
-			return -1;
-		a->id = id;
+	a = &r->v[slot(r->v, r->cap, key)];
+	if (!a->comm) {
+		*a = *key;
 		a->pid = s->pid;
+		a->frames = malloc(key->nr_frames * sizeof(*a->frames));
+		if (!a->frames) {
+			a->comm = NULL;
+			return -1;
+		}
+		memcpy(a->frames, key->frames, key->nr_frames * sizeof(*a->frames));
 		r->n++;
 	}
 	add_thread(a, thread);
 	a->total += s->period;
 	a->count++;
 	return 0;
-}
-
-/* Append ';' NAME SUFFIX; ';' and blanks would break a folded line. */
-static size_t append(char *buf, size_t pos, size_t len, const char *name, const char *suffix)
-{
-	if (pos + 2 >= len)
-		return pos;
-	buf[pos++] = ';';
-	for (; *name && pos + 8 < len; name++) {
-		unsigned char ch = *name;
-
-		buf[pos++] = ch == ';' || ch == ' ' ? ':' : ch < 0x20 || ch == 0x7f ? '?' : ch;
-	}
-	for (; *suffix && pos + 1 < len; suffix++)
-		buf[pos++] = *suffix;
-	buf[pos] = '\0';
-	return pos;
 }
 
 /* The kernel and user parts of a callchain (leaf first within each). */
@@ -312,27 +335,48 @@ static void split_chain(const struct pd_sample *s, struct chain *c)
 	}
 }
 
-/* "comm;user root;...;user leaf;kernel root;...;kernel leaf", perf's order. */
-static void build_key(struct report *r, const struct pd_sample *s, const char *comm)
+static int add_frame(struct report *r, size_t n, const char *name, bool kernel)
 {
-	size_t len = sizeof(r->buf), pos;
+	const char *in = str_set_intern(&r->names, name);
+
+	if (!in)
+		return -1;
+	r->chain[n] = (struct frame){ in, kernel };
+	return 0;
+}
+
+/* The key of sample S: its command and its frames, perf's order, root first. */
+static int sample_key(struct report *r, const struct pd_sample *s, const char *comm,
+		      struct agg *key)
+{
+	size_t n = 0;
 	struct chain c;
+	int err = 0;
 
 	split_chain(s, &c);
-	if (r->o.per_thread)
-		pos = snprintf(r->buf, len, "%s-%u/%u", comm, s->pid, s->tid);
-	else
-		pos = snprintf(r->buf, len, "%s", comm);
-	/* The command is the first folded frame: the same rules apply. */
-	for (size_t i = 0; i < pos; i++)
-		if (r->buf[i] == ';' || r->buf[i] == ' ')
-			r->buf[i] = ':';
-	for (size_t i = c.nu; i-- > 0;)
-		pos = append(r->buf, pos, len, sym_user(r->sym, s->pid, c.u[i]), "");
-	for (size_t i = c.nk; i-- > 0;)
-		pos = append(r->buf, pos, len, sym_kernel(r->sym, c.k[i]), KERNEL_SUFFIX);
-	if (!c.nu && !c.nk)
-		append(r->buf, pos, len, "[no stack]", "");
+	if (c.nu + c.nk + 1 > r->chain_cap) {
+		struct frame *nv = realloc(r->chain, (c.nu + c.nk + 1) * sizeof(*nv));
+
+		if (!nv)
+			return -1;
+		r->chain = nv;
+		r->chain_cap = c.nu + c.nk + 1;
+	}
+	for (size_t i = c.nu; i-- > 0 && !err;)
+		err = add_frame(r, n++, sym_user(r->sym, s->pid, c.u[i]), false);
+	for (size_t i = c.nk; i-- > 0 && !err;)
+		err = add_frame(r, n++, sym_kernel(r->sym, c.k[i]), true);
+	if (!n && !err)
+		err = add_frame(r, n++, "[no stack]", false);
+	*key = (struct agg){
+		.comm = str_set_intern(&r->names, comm),
+		.id = r->o.per_thread ? s->tid : (r->o.folded || r->o.svg) ? 0 : s->pid,
+		.key_pid = r->o.per_thread ? s->pid : 0,
+		.tid = r->o.per_thread ? s->tid : 0,
+		.frames = r->chain,
+		.nr_frames = n,
+	};
+	return err || !key->comm ? -1 : 0;
 }
 
 static bool selected(const struct report *r, const struct pd_sample *s,
@@ -351,14 +395,16 @@ static int add_sample(struct report *r, const struct pd_sample *s)
 {
 	const char *thread = sym_comm_of(r->sym, s->pid, s->tid);
 	const char *proc = sym_proc_comm(r->sym, s->pid, s->tid);
+	struct agg key;
 
 	r->all_total += s->period;
 	if (!selected(r, s, thread, proc))
 		return 0;
-	build_key(r, s, r->o.per_thread ? thread : proc);
+	if (sample_key(r, s, r->o.per_thread ? thread : proc, &key))
+		return -1;
 	r->total += s->period;
 	r->samples++;
-	return add(r, r->buf, s, thread);
+	return add(r, &key, s, thread);
 }
 
 /* ---- reading ---- */
@@ -536,15 +582,75 @@ static int setup_symbols(struct report *r)
 
 /* ---- output ---- */
 
+/* ';' and blanks would break a folded line. */
+static char folded_char(unsigned char ch)
+{
+	return ch == ';' || ch == ' ' ? ':' : ch < 0x20 || ch == 0x7f ? '?' : ch;
+}
+
+/* Append ';' NAME SUFFIX. */
+static size_t append(char *buf, size_t pos, size_t len, const char *name, const char *suffix)
+{
+	if (pos + 2 >= len)
+		return pos;
+	buf[pos++] = ';';
+	for (; *name && pos + 8 < len; name++)
+		buf[pos++] = folded_char(*name);
+	for (; *suffix && pos + 1 < len; suffix++)
+		buf[pos++] = *suffix;
+	buf[pos] = '\0';
+	return pos;
+}
+
+/* The command is a folded frame too, with ';' and blanks made ':'. */
+static size_t put_comm(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	n = n < 0 ? 0 : (size_t)n < len ? n : (int)len - 1;
+	for (int i = 0; i < n; i++)
+		if (buf[i] == ';' || buf[i] == ' ')
+			buf[i] = ':';
+	return n;
+}
+
+/* The command as the folded line's first frame ("comm-pid/tid" per thread). */
+static size_t folded_comm(const struct report *r, const struct agg *a, char *buf, size_t len)
+{
+	if (r->o.per_thread)
+		return put_comm(buf, len, "%s-%u/%u", a->comm, a->key_pid, a->tid);
+	return put_comm(buf, len, "%s", a->comm);
+}
+
+/* "comm;user root;...;user leaf;kernel root;...;kernel leaf", perf's order. */
+static const char *folded_line(const struct report *r, const struct agg *a, char *buf,
+			       size_t len)
+{
+	size_t pos = folded_comm(r, a, buf, len);
+
+	for (size_t i = 0; i < a->nr_frames; i++)
+		pos = append(buf, pos, len, a->frames[i].name,
+			     a->frames[i].kernel ? KERNEL_SUFFIX : "");
+	return buf;
+}
+
+static const struct report *sorting;	/* qsort's comparators have no context */
+
 static int cmp_total(const void *a, const void *b)
 {
 	const struct agg *x = a, *y = b;
+	struct report *r = (struct report *)sorting;
 
 	if (x->total != y->total)
 		return x->total > y->total ? -1 : 1;
 	if (x->id != y->id)
 		return x->id < y->id ? -1 : 1;
-	return strcmp(x->key, y->key);
+	return strcmp(folded_line(r, x, r->buf[0], sizeof(r->buf[0])),
+		      folded_line(r, y, r->buf[1], sizeof(r->buf[1])));
 }
 
 static int cmp_count(const void *a, const void *b)
@@ -562,8 +668,9 @@ static void sort_aggs(struct report *r)
 	size_t n = 0;
 
 	for (size_t i = 0; i < r->cap; i++)
-		if (r->v[i].key)
+		if (r->v[i].comm)
 			r->v[n++] = r->v[i];
+	sorting = r;
 	if (n)
 		qsort(r->v, n, sizeof(*r->v), r->o.by_count ? cmp_count : cmp_total);
 	r->cap = n;
@@ -580,47 +687,37 @@ static const char *fmt_time(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
-/* Frames leaf first, kernel above user, as perf shows a callchain. */
-static void print_stack(const char *key)
+static void put_name(const char *name)
 {
-	const char *f[MAX_FRAMES];
-	char *copy = strdup(key), *save = NULL, *t;
-	size_t suffix = strlen(KERNEL_SUFFIX);
-	int n = 0;
+	for (; *name; name++)
+		putchar(folded_char(*name));
+}
 
-	if (!copy)
-		return;
-	strtok_r(copy, ";", &save);	/* the command */
-	while ((t = strtok_r(NULL, ";", &save)) && n < MAX_FRAMES)
-		f[n++] = t;
-	while (n-- > 0) {
-		size_t len = strlen(f[n]);
-		bool kernel = len > suffix && !strcmp(f[n] + len - suffix, KERNEL_SUFFIX);
-
-		printf("          %.*s%s\n", (int)(kernel ? len - suffix : len), f[n],
-		       kernel ? " [k]" : "");
+/* Frames leaf first, kernel above user, as perf shows a callchain. */
+static void print_stack(const struct agg *a)
+{
+	for (size_t i = a->nr_frames; i-- > 0;) {
+		printf("          ");
+		put_name(a->frames[i].name);
+		printf("%s\n", a->frames[i].kernel ? " [k]" : "");
 	}
-	free(copy);
 }
 
 /* "blocker/123 (thread bl-sleep)" or, per thread, "bl-sleep/124 (process blocker/123)". */
 static void print_owner(struct report *r, const struct agg *a)
 {
-	const char *cut = strchr(a->key, ';');
-	int len = cut ? cut - a->key : (int)strlen(a->key);
+	char comm[256];
+	int len = put_comm(comm, sizeof(comm), "%s", a->comm);
 
 	if (r->o.per_thread) {
-		const char *dash = memrchr(a->key, '-', len);
-
-		len = dash ? dash - a->key : len;
-		printf("%.*s/%u", len, a->key, a->id);
+		printf("%s/%u", comm, a->id);
 		if (a->id != a->pid)
 			printf(" (process %s/%u)", sym_proc_comm(r->sym, a->pid, a->pid), a->pid);
 	} else {
-		printf("%.*s/%u", len, a->key, a->pid);
+		printf("%s/%u", comm, a->pid);
 		if (strchr(a->threads, ',') || a->more)
 			printf(" (threads %s%s)", a->threads, a->more ? ",..." : "");
-		else if ((int)strlen(a->threads) != len || strncmp(a->threads, a->key, len))
+		else if ((int)strlen(a->threads) != len || strncmp(a->threads, comm, len))
 			printf(" (thread %s)", a->threads);
 	}
 	printf("\n");
@@ -665,7 +762,7 @@ static void print_text(struct report *r)
 		printf("%7.2f%% %12s %8llu  ", pct, fmt_time(a->total, t, sizeof(t)),
 		       (unsigned long long)a->count);
 		print_owner(r, a);
-		print_stack(a->key);
+		print_stack(a);
 		printf("\n");
 		shown++;
 	}
@@ -678,13 +775,14 @@ static void print_text(struct report *r)
 static void print_folded(struct report *r)
 {
 	for (size_t i = 0; i < r->cap; i++)
-		printf("%s %llu\n", r->v[i].key, (unsigned long long)(r->v[i].total / 1000));
+		printf("%s %llu\n", folded_line(r, &r->v[i], r->buf[0], sizeof(r->buf[0])),
+		       (unsigned long long)(r->v[i].total / 1000));
 }
 
-static int add_flame(struct flame *fl, const struct agg *a)
+static int add_flame(struct report *r, struct flame *fl, const struct agg *a)
 {
 	const char *f[MAX_FRAMES];
-	char *copy = strdup(a->key), *save = NULL, *t;
+	char *copy = strdup(folded_line(r, a, r->buf[0], sizeof(r->buf[0]))), *save = NULL, *t;
 	int n = 0, err;
 
 	if (!copy)
@@ -704,7 +802,7 @@ static int write_svg(struct report *r)
 	int err = !fl;
 
 	for (size_t i = 0; i < r->cap && !err; i++)
-		err = add_flame(fl, &r->v[i]);
+		err = add_flame(r, fl, &r->v[i]);
 	snprintf(title, sizeof(title), "Off-CPU time: %s%s%s", r->o.input,
 		 r->file.hostname ? " on " : "", r->file.hostname ? r->file.hostname : "");
 	errno = ENOMEM;
@@ -732,8 +830,10 @@ static void warn_missing(const struct report *r)
 static void cleanup(struct report *r)
 {
 	for (size_t i = 0; i < r->cap; i++)
-		free(r->v[i].key);
+		free(r->v[i].frames);
 	free(r->v);
+	free(r->chain);
+	str_set_free(&r->names);
 	sym_free(r->sym);
 	pd_file_free(&r->file);
 	free(r->o.comms);

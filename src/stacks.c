@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "offcpu.h"
 #include "proc_sync.h"
@@ -147,21 +146,6 @@ const struct stack *stacks_get(struct stacks *s, int32_t id, bool kernel)
 	return s->by_id[slot];
 }
 
-static size_t max_entries(const struct loader *ld, const char *name)
-{
-	return bpf_map__max_entries(bpf_object__find_map_by_name(ld->obj, name));
-}
-
-/* A stack id is a bucket: the kernel rounds the entries up to a power of two. */
-static size_t buckets(size_t entries)
-{
-	size_t n = 1;
-
-	while (n < entries)
-		n <<= 1;
-	return n;
-}
-
 struct stacks *stacks_new(const struct loader *ld)
 {
 	struct stacks *s = calloc(1, sizeof(*s));
@@ -169,9 +153,7 @@ struct stacks *stacks_new(const struct loader *ld)
 	if (!s)
 		return NULL;
 	s->ld = ld;
-	s->nr_ids = buckets(max_entries(ld, "stacks"));
-	if (buckets(max_entries(ld, "kstacks")) > s->nr_ids)
-		s->nr_ids = buckets(max_entries(ld, "kstacks"));
+	s->nr_ids = ld->stack_ids;
 	s->by_id = calloc(2 * s->nr_ids, sizeof(*s->by_id));
 	s->buf = calloc(ld->max_stack, sizeof(uint64_t));
 	if (!s->by_id || !s->buf) {

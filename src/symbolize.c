@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "build_id.h"
+#include "hashset.h"
+#include "proc_sync.h"
 #include "symbolize.h"
 
 #define DSO_BUCKETS	4096
@@ -61,17 +63,10 @@ struct comm {
 	char name[16];
 };
 
-/* u32 -> pointer, open addressing; entries are never removed. */
-struct table {
-	uint32_t *keys;
-	void **vals;
-	size_t cap, n;
-};
-
 struct symbolizer {
 	char *symfs;
 	struct dso *dsos[DSO_BUCKETS];
-	struct table procs, comms;
+	struct u32_map procs, comms;	/* by pid, by tid */
 	struct symtab ksyms;
 	uint64_t ktext;		/* _text in kallsyms */
 	uint64_t kdelta;	/* added to recorded kernel addresses */
@@ -79,81 +74,6 @@ struct symbolizer {
 	char *first_missing;
 	bool own_vdso;		/* the running kernel is the recorded one */
 };
-
-/* ---- hash tables ---- */
-
-static uint32_t hash32(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352d;
-	x ^= x >> 15;
-	x *= 0x846ca68b;
-	return x ^ (x >> 16);
-}
-
-static size_t table_find(const struct table *t, uint32_t key)
-{
-	size_t i = hash32(key) & (t->cap - 1);
-
-	while (t->vals[i] && t->keys[i] != key)
-		i = (i + 1) & (t->cap - 1);
-	return i;
-}
-
-static void *table_get(const struct table *t, uint32_t key)
-{
-	return t->cap ? t->vals[table_find(t, key)] : NULL;
-}
-
-static int table_grow(struct table *t)
-{
-	struct table n = { .cap = t->cap ? t->cap * 2 : 256 };
-
-	n.keys = calloc(n.cap, sizeof(*n.keys));
-	n.vals = calloc(n.cap, sizeof(*n.vals));
-	if (!n.keys || !n.vals) {
-		free(n.keys);
-		free(n.vals);
-		return -1;
-	}
-	for (size_t i = 0; i < t->cap; i++) {
-		size_t j;
-
-		if (!t->vals[i])
-			continue;
-		j = table_find(&n, t->keys[i]);
-		n.keys[j] = t->keys[i];
-		n.vals[j] = t->vals[i];
-		n.n++;
-	}
-	free(t->keys);
-	free(t->vals);
-	*t = n;
-	return 0;
-}
-
-static int table_put(struct table *t, uint32_t key, void *val)
-{
-	size_t i;
-
-	if ((t->n + 1) * 2 > t->cap && table_grow(t))
-		return -1;
-	i = table_find(t, key);
-	if (!t->vals[i])
-		t->n++;
-	t->keys[i] = key;
-	t->vals[i] = val;
-	return 0;
-}
-
-static void table_free(struct table *t, void (*fn)(void *))
-{
-	for (size_t i = 0; i < t->cap; i++)
-		if (t->vals[i])
-			fn(t->vals[i]);
-	free(t->keys);
-	free(t->vals);
-}
 
 /* ---- symbol tables ---- */
 
@@ -319,25 +239,6 @@ static void read_segments(Elf *elf, struct dso *d)
 	}
 }
 
-/* GNU build-id from the note sections (libelf gives them in host order). */
-static int elf_build_id(Elf *elf, uint8_t id[BUILD_ID_MAX])
-{
-	Elf_Scn *scn = NULL;
-	int len = 0;
-
-	while (!len && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (data && data->d_buf)
-			len = build_id_from_notes(data->d_buf, data->d_size, id);
-	}
-	return len;
-}
-
 /* Whether the file is the one recorded; warns once when it is not. */
 static bool build_id_matches(struct dso *d, Elf *elf, const char *path)
 {
@@ -347,7 +248,7 @@ static bool build_id_matches(struct dso *d, Elf *elf, const char *path)
 
 	if (!d->want_len)
 		return true;
-	len = elf_build_id(elf, id);
+	len = build_id_of_elf(elf, id);
 	if (len == d->want_len && !memcmp(id, d->want_id, len))
 		return true;
 	build_id_hex(d->want_id, d->want_len, want);
@@ -469,18 +370,9 @@ static void load_dso(struct symbolizer *s, struct dso *d)
 	close(fd);
 }
 
-static uint32_t hash_str(const char *p)
-{
-	uint32_t h = 2166136261u;
-
-	while (*p)
-		h = (h ^ (uint8_t)*p++) * 16777619u;
-	return h;
-}
-
 static struct dso *get_dso(struct symbolizer *s, const char *path)
 {
-	struct dso **b = &s->dsos[hash_str(path) % DSO_BUCKETS], *d;
+	struct dso **b = &s->dsos[fnv1a_str(path) % DSO_BUCKETS], *d;
 
 	for (d = *b; d; d = d->next)
 		if (!strcmp(d->path, path))
@@ -514,12 +406,12 @@ int sym_expect_build_id(struct symbolizer *s, const char *path, const uint8_t *i
 
 static struct proc *get_proc(struct symbolizer *s, uint32_t pid, bool create)
 {
-	struct proc *p = table_get(&s->procs, pid);
+	struct proc *p = u32_map_get(&s->procs, pid);
 
 	if (p || !create)
 		return p;
 	p = calloc(1, sizeof(*p));
-	if (p && table_put(&s->procs, pid, p)) {
+	if (p && u32_map_put(&s->procs, pid, p)) {
 		free(p);
 		p = NULL;
 	}
@@ -633,7 +525,7 @@ void sym_mmap(struct symbolizer *s, uint32_t pid, uint64_t start, uint64_t len,
 
 static void copy_comm(struct symbolizer *s, uint32_t from, uint32_t to)
 {
-	const struct comm *c = table_get(&s->comms, from);
+	const struct comm *c = u32_map_get(&s->comms, from);
 
 	if (c && from != to)
 		sym_comm(s, to, to, c->name, false);
@@ -671,14 +563,14 @@ void sym_exit(struct symbolizer *s, uint32_t pid, uint32_t tid)
 
 void sym_comm(struct symbolizer *s, uint32_t pid, uint32_t tid, const char *comm, bool exec)
 {
-	struct comm *c = table_get(&s->comms, tid);
+	struct comm *c = u32_map_get(&s->comms, tid);
 	struct proc *p;
 
 	if (exec && (p = get_proc(s, pid, false)))
 		*p = (struct proc){ .maps = p->maps, .cap = p->cap };	/* exec: a new address space */
 	if (!c) {
 		c = calloc(1, sizeof(*c));
-		if (!c || table_put(&s->comms, tid, c)) {
+		if (!c || u32_map_put(&s->comms, tid, c)) {
 			free(c);
 			return;
 		}
@@ -688,16 +580,16 @@ void sym_comm(struct symbolizer *s, uint32_t pid, uint32_t tid, const char *comm
 
 const char *sym_comm_of(struct symbolizer *s, uint32_t pid, uint32_t tid)
 {
-	const struct comm *c = table_get(&s->comms, tid);
+	const struct comm *c = u32_map_get(&s->comms, tid);
 
 	if (!c)
-		c = table_get(&s->comms, pid);
+		c = u32_map_get(&s->comms, pid);
 	return c ? c->name : SYM_UNKNOWN;
 }
 
 const char *sym_proc_comm(struct symbolizer *s, uint32_t pid, uint32_t tid)
 {
-	const struct comm *c = table_get(&s->comms, pid);
+	const struct comm *c = u32_map_get(&s->comms, pid);
 
 	return c ? c->name : sym_comm_of(s, pid, tid);
 }
@@ -759,10 +651,10 @@ size_t sym_nr_kernel(const struct symbolizer *s)
 
 static void kallsyms_line(struct symbolizer *s, const char *line)
 {
-	char name[256], type;
-	unsigned long long a;
+	char name[PROC_SYM_MAX], type;
+	uint64_t a;
 
-	if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3 || !a)
+	if (proc_parse_kallsyms_line(line, &a, &type, name) || !a)
 		return;
 	if (!strcmp(name, "_text") || (!s->ktext && !strcmp(name, "_stext")))
 		s->ktext = a;
@@ -777,7 +669,7 @@ static void kallsyms_line(struct symbolizer *s, const char *line)
 static void load_kallsyms(struct symbolizer *s, const char *path)
 {
 	int fd = open_regular(path);
-	char line[1024];
+	char line[PROC_KSYMS_LINE];
 	FILE *f;
 
 	/* /proc files have size 0: open_regular refuses them, so retry. */
@@ -845,8 +737,8 @@ void sym_free(struct symbolizer *s)
 			free(d);
 		}
 	}
-	table_free(&s->procs, free_proc);
-	table_free(&s->comms, free);
+	u32_map_free(&s->procs, free_proc);
+	u32_map_free(&s->comms, free);
 	symtab_free(&s->ksyms);
 	free(s->first_missing);
 	free(s->symfs);

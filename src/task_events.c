@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "hashset.h"
+#include "ordered.h"
 #include "proc_sync.h"
 #include "task_events.h"
 
@@ -34,6 +35,7 @@ struct task_events {
 	size_t ring_bytes;
 	bool filter;
 	struct u32_set pids;
+	struct ordered_events batch;	/* one read of all rings, sorted for the filter */
 	void *scratch;		/* a record that wrapped around its ring */
 	uint64_t lost;
 	int err;
@@ -115,7 +117,8 @@ static bool keep(struct task_events *te, const struct perf_event_header *h)
 	}
 }
 
-static void read_ring(struct task_events *te, int cpu, record_fn fn, void *ctx)
+/* Copies every record of CPU's ring into the batch. */
+static void read_ring(struct task_events *te, int cpu)
 {
 	struct perf_event_mmap_page *meta = te->rings[cpu];
 	uint8_t *data = (uint8_t *)meta + meta->data_offset;
@@ -137,19 +140,47 @@ static void read_ring(struct task_events *te, int cpu, record_fn fn, void *ctx)
 			break;
 		if (h->type == PERF_RECORD_LOST)
 			te->lost += ((const struct perf_record_lost *)h)->lost;
-		if (keep(te, h) && fn(ctx, h, rec_time(h)))
+		if (ordered_queue(&te->batch, h, rec_time(h)))
 			te->err = -1;
 		tail += h->size;
 	}
 	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 }
 
+struct batch_sink {
+	struct task_events *te;
+	record_fn fn;
+	void *ctx;
+};
+
+static void deliver(void *ctx, const struct perf_event_header *h)
+{
+	struct batch_sink *b = ctx;
+
+	if (keep(b->te, h) && b->fn(b->ctx, h, rec_time(h)))
+		b->te->err = -1;
+}
+
+static void no_round(void *ctx)
+{
+	(void)ctx;
+}
+
+/*
+ * The filter follows FORKs, so it sees the records of all CPUs in time
+ * order: a child's COMM on one CPU must not be judged before the FORK that
+ * another CPU's ring reported first.
+ */
 int task_events_read(struct task_events *te, record_fn fn, void *ctx)
 {
+	struct batch_sink b = { te, fn, ctx };
+	const struct ordered_sink sink = { deliver, no_round, &b };
+
 	te->err = 0;
 	for (int cpu = 0; cpu < te->ncpus; cpu++)
 		if (te->rings[cpu])
-			read_ring(te, cpu, fn, ctx);
+			read_ring(te, cpu);
+	ordered_flush(&te->batch, UINT64_MAX, &sink);
 	return te->err;
 }
 
@@ -322,6 +353,7 @@ void task_events_free(struct task_events *te)
 			close(te->fds[i]);
 	}
 	u32_set_free(&te->pids);
+	ordered_free(&te->batch);
 	free(te->scratch);
 	free(te->fds);
 	free(te->rings);

@@ -4,7 +4,7 @@
 # the bpf() syscall) under qemu-user.
 source "$(dirname "$0")/lib.sh"
 
-board() { awk -v k="$2" '$1 == k { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$ROOT/board/$1.mk"; }
+board() { make -s --no-print-directory -C "$ROOT" TARGET="$1" "print-$2"; }
 
 for mk in "$ROOT"/board/*.mk; do
 	b=$(basename "$mk" .mk)

@@ -7,8 +7,8 @@ source "$(dirname "$0")/lib.sh"
 
 CACHE=${OFFCPU_CACHE:-${CACHE:-$HOME/.cache/offcpu}}
 export OFFCPU_CACHE=$CACHE
-board() { awk -v k="$2" '$1 == k { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$ROOT/board/$1.mk"; }
-ver() { awk -v k="$1" '$1 == k { print $3 }' "$ROOT/toolchain/versions.mk"; }
+board() { make -s --no-print-directory -C "$ROOT" TARGET="$1" "print-$2"; }
+ver() { make -s --no-print-directory -C "$ROOT" "print-$1"; }
 
 cat > "$WORK/t.c" <<'C'
 #include <stdio.h>

@@ -36,8 +36,8 @@ for name in "${names[@]}"; do
 	case $name in
 	perf_data) srcs=("$ROOT/src/perf_data_reader.c") libs=() ;;
 	btf_archive) srcs=("$ROOT/src/btf_archive.c") libs=(-lz) ;;
-	elf) srcs=("$ROOT/src/symbolize.c" "$ROOT/src/build_id.c") libs=(-lelf -lz) ;;
-	report) srcs=("$ROOT"/src/{report,perf_data_reader,symbolize,flamegraph,build_id}.c)
+	elf) srcs=("$ROOT"/src/{symbolize,build_id,proc_sync,hashset}.c) libs=(-lelf -lz) ;;
+	report) srcs=("$ROOT"/src/{report,perf_data_reader,symbolize,flamegraph,build_id,proc_sync,hashset}.c)
 		libs=(-lelf -lz) corpus=perf_data extra=(-close_fd_mask=2) ;;
 	proc) srcs=("$ROOT/src/proc_sync.c") libs=() ;;
 	btf_file) srcs=("$ROOT/src/probe.c" "$ROOT/src/btf_archive.c")

@@ -19,28 +19,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "perf_data_reader.h"
 #include "swap_perf_data.h"
 
 static char dir[] = "/tmp/offcpu-unit-pd.XXXXXX";
-static int failures;
-
-static void result(const char *name, int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		printf("PASS %s\n", name);
-		return;
-	}
-	failures++;
-	printf("FAIL %s: ", name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-}
-
 static void path_of(char *buf, size_t len, const char *name)
 {
 	snprintf(buf, len, "%s/%s", dir, name);

@@ -14,20 +14,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "proc_sync.h"
 
-static int failed;
-
-#define CHECK(name, cond, ...) do {					\
-	if (cond) {							\
-		printf("PASS %s\n", name);				\
-	} else {							\
-		printf("FAIL %s: ", name);				\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		failed = 1;						\
-	}								\
-} while (0)
 
 /* The line of /proc/self/maps that contains ADDR ("" if none). */
 static int maps_line_of(uintptr_t addr, char *line, size_t size)
@@ -221,15 +210,16 @@ static void test_misc(void)
 	char sym[PROC_SYM_MAX], comm[32] = "worker 1\nrest";
 	static char line[512];
 	uint64_t a = 0;
+	char type = 0;
 
-	CHECK("kallsyms-line", !proc_parse_kallsyms_line("ffffffff81000000 T _text\n", &a, sym) &&
-	      a == 0xffffffff81000000ull && !strcmp(sym, "_text"), "%llx %s",
-	      (unsigned long long)a, sym);
-	CHECK("kallsyms-bad", proc_parse_kallsyms_line("_text\n", &a, sym) == -1 &&
-	      proc_parse_kallsyms_line("", &a, sym) == -1, "accepted");
+	CHECK("kallsyms-line", !proc_parse_kallsyms_line("ffffffff81000000 T _text\n", &a, &type, sym) &&
+	      a == 0xffffffff81000000ull && type == 'T' && !strcmp(sym, "_text"), "%llx %c %s",
+	      (unsigned long long)a, type, sym);
+	CHECK("kallsyms-bad", proc_parse_kallsyms_line("_text\n", &a, NULL, sym) == -1 &&
+	      proc_parse_kallsyms_line("", &a, NULL, sym) == -1, "accepted");
 	memset(line, 'x', sizeof(line) - 1);
 	memcpy(line, "1 t ", 4);
-	CHECK("kallsyms-long-name", !proc_parse_kallsyms_line(line, &a, sym) &&
+	CHECK("kallsyms-long-name", !proc_parse_kallsyms_line(line, &a, NULL, sym) &&
 	      strlen(sym) == PROC_SYM_MAX - 1, "%zu", strlen(sym));
 	proc_parse_comm(comm);
 	CHECK("comm", !strcmp(comm, "worker 1"), "'%s'", comm);
@@ -245,5 +235,5 @@ int main(void)
 	test_long_name();
 	test_status();
 	test_misc();
-	return failed;
+	return failures != 0;
 }

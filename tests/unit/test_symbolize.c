@@ -13,22 +13,11 @@
 #include <unistd.h>
 
 #include "build_id.h"
+#include "check.h"
 #include "symbolize.h"
 
-static int failed;
 static char self[4096];
 static char dir[] = "/tmp/offcpu-test-sym.XXXXXX";
-
-#define CHECK(name, cond, ...) do {					\
-	if (cond) {							\
-		printf("PASS %s\n", name);				\
-	} else {							\
-		printf("FAIL %s: ", name);				\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		failed = 1;						\
-	}								\
-} while (0)
 
 __attribute__((noinline, used)) int sym_test_marker(int x)
 {
@@ -259,5 +248,5 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
 		return 1;
-	return failed;
+	return failures != 0;
 }

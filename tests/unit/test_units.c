@@ -14,17 +14,10 @@
 
 #include "btf_archive.h"
 #include "cli.h"
+#include "check.h"
 #include "perf_data_reader.h"
 
 static char dir[] = "/tmp/offcpu-unit.XXXXXX";
-
-static void report(const char *name, int ok, const char *why)
-{
-	if (ok)
-		printf("PASS %s\n", name);
-	else
-		printf("FAIL %s: %s\n", name, why);
-}
 
 static void path_of(char *buf, size_t len, const char *name)
 {
@@ -86,18 +79,17 @@ static void test_round_trip(void)
 
 	path_of(path, sizeof(path), "rt.data");
 	if (write_sample_file(path)) {
-		report("perf-data-write", 0, strerror(errno));
+		result("perf-data-write", 0, "%s", strerror(errno));
 		return;
 	}
-	report("perf-data-mode-0600", !stat(path, &st) && (st.st_mode & 0777) == 0600, "mode");
+	result("perf-data-mode-0600", !stat(path, &st) && (st.st_mode & 0777) == 0600, "mode");
 	if (pd_read_file(&f, path, err, sizeof(err))) {
-		report("perf-data-read", 0, err);
+		result("perf-data-read", 0, "%s", err);
 		return;
 	}
-	report("perf-data-events", f.nr_events == 2 && f.events[1].nr_ids == 2 &&
-	       f.events[1].ids[1] == 6 && f.events[0].attr.config == PERF_COUNT_SW_BPF_OUTPUT,
-	       "events differ");
-	report("perf-data-features", f.hostname && !strcmp(f.hostname, "unit-host") &&
+	result("perf-data-events", f.nr_events == 2 && f.events[1].nr_ids == 2 &&
+	       f.events[1].ids[1] == 6 && f.events[0].attr.config == PERF_COUNT_SW_BPF_OUTPUT, "events differ");
+	result("perf-data-features", f.hostname && !strcmp(f.hostname, "unit-host") &&
 	       f.osrelease && !strcmp(f.osrelease, "9.9.9"), "features differ");
 	while (pd_next_record(&f, &pos, &h, scratch, err, sizeof(err)) > 0) {
 		n++;
@@ -105,9 +97,9 @@ static void test_round_trip(void)
 			continue;
 		ok = !pd_parse_sample(&f, h, &s) && s.pid == 42 && s.tid == 43 &&
 		     s.period == 123456789 && s.nr == 4 && s.ips[3] == 0x401200 && s.cpu == 1;
-		report("perf-data-sample", ok, "sample fields differ");
+		result("perf-data-sample", ok, "sample fields differ");
 	}
-	report("perf-data-records", n == 2, "expected a sample and a round");
+	result("perf-data-records", n == 2, "expected a sample and a round");
 	pd_file_free(&f);
 }
 
@@ -152,9 +144,8 @@ static void test_robust(void)
 	}
 	free(buf);
 	/* No crash (ASan), no header accepted short, the whole file read. */
-	snprintf(err, sizeof(err), "cut at %d accepted, %d samples in the whole file",
-		 short_accepted, whole_samples);
-	report("perf-data-truncated-and-corrupted", short_accepted < 0 && whole_samples > 0, err);
+	result("perf-data-truncated-and-corrupted", short_accepted < 0 && whole_samples > 0,
+	       "cut at %d accepted, %d samples in the whole file", short_accepted, whole_samples);
 }
 
 static void test_open_errors(void)
@@ -163,9 +154,9 @@ static void test_open_errors(void)
 	struct pd_writer *w;
 
 	w = pd_open(dir);
-	report("perf-data-open-directory", !w && errno == EISDIR, "directory accepted");
+	result("perf-data-open-directory", !w && errno == EISDIR, "directory accepted");
 	w = pd_open("/nonexistent/dir/x.data");
-	report("perf-data-open-missing-dir", !w, "accepted");
+	result("perf-data-open-missing-dir", !w, "accepted");
 	/* A symlink at the final name is replaced, never written through. */
 	path_of(path, sizeof(path), "target");
 	path_of(link, sizeof(link), "link.data");
@@ -175,12 +166,12 @@ static void test_open_errors(void)
 	{
 		struct stat st;
 
-		report("perf-data-symlink-not-followed", !stat(path, &st) && st.st_size == 0,
+		result("perf-data-symlink-not-followed", !stat(path, &st) && st.st_size == 0,
 		       "the symlink target was written");
 	}
 	/* /dev/full: ENOSPC reported, not silently truncated. */
 	w = pd_open("/dev/full");
-	report("perf-data-dev-full-refused", !w, "a device accepted as output");
+	result("perf-data-dev-full-refused", !w, "a device accepted as output");
 	if (w)
 		pd_abort(w);
 }
@@ -194,11 +185,11 @@ static void test_btf_archive(void)
 	int r;
 
 	r = btf_archive_find(bad, sizeof(bad) - 1, "x86_64", "1", &btf, &len, err, sizeof(err));
-	report("btf-archive-bad-count", r == -1, "accepted");
+	result("btf-archive-bad-count", r == -1, "accepted");
 	r = btf_archive_find("garbage!garbage!", 16, "x86_64", "1", &btf, &len, err, sizeof(err));
-	report("btf-archive-bad-magic", r == -1, "accepted");
+	result("btf-archive-bad-magic", r == -1, "accepted");
 	r = btf_archive_find("", 0, "x86_64", "1", &btf, &len, err, sizeof(err));
-	report("btf-archive-empty", r == 0, "empty archive not 'not found'");
+	result("btf-archive-empty", r == 0, "empty archive not 'not found'");
 }
 
 static int parse(const char *line)
@@ -222,16 +213,14 @@ static void test_cli(void)
 	char *argv[] = { "offcpu", "-C", "0-2,5", "--off-cpu-thresh", "10", "--state", "D",
 			 "--min-block", "5", NULL };
 
-	report("cli-parse", !cli_parse(&o, 9, argv) && o.cpus.n == 4 && o.cpus.v[3] == 5 &&
+	result("cli-parse", !cli_parse(&o, 9, argv) && o.cpus.n == 4 && o.cpus.v[3] == 5 &&
 	       o.thresh_ns == 10000000 && o.state_mask == 2 && o.min_block_ns == 5000 &&
 	       o.system_wide, "values differ");
 	cli_free(&o);
-	report("cli-reject-zero-duration", parse("offcpu -d 0") == -1, "accepted");
-	report("cli-reject-min-over-max", parse("offcpu --min-block 10 --max-block 5") == -1,
-	       "accepted");
-	report("cli-reject-overflow", parse("offcpu --off-cpu-thresh 99999999999999999999") == -1,
-	       "accepted");
-	report("cli-command", parse("offcpu -o x -- sleep 1") == 0, "rejected");
+	result("cli-reject-zero-duration", parse("offcpu -d 0") == -1, "accepted");
+	result("cli-reject-min-over-max", parse("offcpu --min-block 10 --max-block 5") == -1, "accepted");
+	result("cli-reject-overflow", parse("offcpu --off-cpu-thresh 99999999999999999999") == -1, "accepted");
+	result("cli-command", parse("offcpu -o x -- sleep 1") == 0, "rejected");
 }
 
 int main(void)
@@ -248,5 +237,5 @@ int main(void)
 	test_btf_archive();
 	test_cli();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? 1 : 0;
+	return system(cmd) || failures ? 1 : 0;
 }
