@@ -21,6 +21,10 @@ BPFB    := build/bpf/$(TARGET)
 
 # Pinned third-party versions, reported by `offcpu --version`.
 include toolchain/versions.mk
+include toolchain/symlibs.mk
+# Symbol libraries (demangler, liblzma), stamped apart from the toolchain.
+SYMTC     := $(TC)-sym
+HOSTSYMTC := $(HOSTTC)-sym
 
 WARN    := -Wall -Wextra -Werror
 COMMON_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION)"' \
@@ -29,9 +33,10 @@ COMMON_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION)"
 
 # The static product: musl, -Os, sections collected and stripped.
 CC      := $(TRIPLE)-gcc-12 -specs $(TC)/musl-gcc.specs
-CFLAGS  := $(COMMON_CFLAGS) -DOFFCPU_LIBS='"$(LIB_VERSIONS)"' -Os -ffunction-sections -fdata-sections -I$(TC)/include
-LDFLAGS := -static -Wl,--gc-sections -s -L$(TC)/lib
-LDLIBS  := -lbpf -lelf -lz
+CFLAGS  := $(COMMON_CFLAGS) -DOFFCPU_LIBS='"$(LIB_VERSIONS)"' -Os -ffunction-sections -fdata-sections -I$(TC)/include \
+	-I$(SYMTC)/include
+LDFLAGS := -static -Wl,--gc-sections -s -L$(TC)/lib -L$(SYMTC)/lib
+LDLIBS  := -lbpf -lelf -liberty -llzma -lz
 
 CLANG   ?= clang
 BPF_CFLAGS := -g -O2 -target $(BPF_TARGET) -D__TARGET_ARCH_$(BPF_ARCH) \
@@ -43,7 +48,7 @@ BPF_SRCS:= $(wildcard bpf/*.bpf.c)
 BPF_OBJ := $(BPFB)/offcpu.bpf.o
 BTF_ARCHIVE := build/gen/$(TARGET)/btf_archive.bin
 
-.PHONY: FORCE workloads all help setup toolchain host asan all-targets test unit fuzz bench btf \
+.PHONY: FORCE workloads host-workloads all help setup toolchain host asan all-targets test unit fuzz bench btf \
 	qemu-test demo stress mutants clean distclean
 
 all: $(B)/offcpu
@@ -67,12 +72,17 @@ help:
 setup:
 	toolchain/deps.sh
 	toolchain/build.sh host
-	@for t in $(BOARDS); do toolchain/build.sh $$t || exit 1; done
+	toolchain/symlibs.sh host
+	@for t in $(BOARDS); do toolchain/build.sh $$t && toolchain/symlibs.sh $$t || exit 1; done
 	tests/fetch-perf510.sh
 
-toolchain: $(TC)/.done $(HOSTTC)/.done
+toolchain: $(TC)/.done $(HOSTTC)/.done $(SYMTC)/.done $(HOSTSYMTC)/.done
 $(TC)/.done $(HOSTTC)/.done: toolchain/build.sh toolchain/versions.mk
 	toolchain/build.sh $(patsubst $(CACHE)/toolchain/%/.done,%,$@)
+$(SYMTC)/.done: toolchain/symlibs.sh toolchain/symlibs.mk $(TC)/.done
+	toolchain/symlibs.sh $(TARGET)
+$(HOSTSYMTC)/.done: toolchain/symlibs.sh toolchain/symlibs.mk
+	toolchain/symlibs.sh host
 
 # --- BPF object, compiled per board (endianness and __TARGET_ARCH differ) ---
 $(BPF_OBJ): $(BPF_SRCS) $(HDRS) $(HOSTTC)/.done | $(BPFB)
@@ -96,7 +106,7 @@ $(BTF_ARCHIVE): $(wildcard btf/*/*.btf btf/*.sh btf/*.py) btf/manifest.tsv $(BPF
 $(B)/embed.o: src/embed.S $(BPF_OBJ) $(BTF_ARCHIVE) | $(B)
 	$(CC) -c -DBPF_OBJ='"$(BPF_OBJ)"' -DBTF_ARCHIVE='"$(BTF_ARCHIVE)"' src/embed.S -o $@
 
-$(B)/%.o: src/%.c $(HDRS) $(TC)/.done | $(B)
+$(B)/%.o: src/%.c $(HDRS) $(TC)/.done $(SYMTC)/.done | $(B)
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(B)/offcpu: $(patsubst src/%.c,$(B)/%.o,$(SRCS)) $(B)/embed.o
@@ -107,6 +117,12 @@ $(B)/offcpu: $(patsubst src/%.c,$(B)/%.o,$(SRCS)) $(B)/embed.o
 workloads: $(B)/blocker $(B)/seccomp_run
 $(B)/blocker: tests/workload/blocker.c $(TC)/.done | $(B)
 	$(CC) -std=gnu11 $(WARN) -static -O2 -g $(WORKLOAD_CFLAGS) -pthread $< -o $@
+# Programs of the host, as a user builds them (Debian's compilers, dynamic):
+# the report must name their frames as perf does (t_parity).
+host-workloads: build/host/cxx_app
+build/host/cxx_app: tests/workload/cxx_app.cc
+	@mkdir -p $(@D)
+	g++ -std=c++17 -Wall -Wextra -Werror -O2 -g -fno-omit-frame-pointer $< -o $@
 # Runs a command as if the kernel had no bpf() or no sched_switch (t_seccomp).
 $(B)/seccomp_run: tests/seccomp_run.c $(TC)/.done | $(B)
 	$(CC) -std=gnu11 $(WARN) -static -O2 $< -o $@
@@ -116,17 +132,18 @@ all-targets:
 	@for t in $(BOARDS); do printf '%-8s %8d bytes\n' $$t $$(stat -c %s build/$$t/offcpu); done
 
 # --- glibc development and sanitizer builds of the same sources ---
-HOST_LIBS   := glibc, Debian zlib and libelf, libbpf $(LIBBPF_VERSION)
-HOST_CFLAGS := $(COMMON_CFLAGS) -DOFFCPU_LIBS='"$(HOST_LIBS)"' -g -O1 -I$(HOSTTC)/include
+HOST_LIBS   := glibc, Debian zlib and libelf, libbpf $(LIBBPF_VERSION), libiberty $(LIBIBERTY_VERSION), liblzma $(XZ_VERSION)
+HOST_CFLAGS := $(COMMON_CFLAGS) -DOFFCPU_LIBS='"$(HOST_LIBS)"' -g -O1 -I$(HOSTTC)/include \
+	-I$(HOSTSYMTC)/include
 host: build/host/offcpu
 asan: build/asan/offcpu
-build/host/offcpu: $(SRCS) $(HDRS) $(B)/embed.o $(HOSTTC)/.done
+build/host/offcpu: $(SRCS) $(HDRS) $(B)/embed.o $(HOSTTC)/.done $(HOSTSYMTC)/.done
 	@mkdir -p $(@D)
-	gcc $(HOST_CFLAGS) $(SRCS) $(B)/embed.o -L$(HOSTTC)/lib $(LDLIBS) -o $@
-build/asan/offcpu: $(SRCS) $(HDRS) $(B)/embed.o $(HOSTTC)/.done
+	gcc $(HOST_CFLAGS) $(SRCS) $(B)/embed.o -L$(HOSTTC)/lib -L$(HOSTSYMTC)/lib $(LDLIBS) -o $@
+build/asan/offcpu: $(SRCS) $(HDRS) $(B)/embed.o $(HOSTTC)/.done $(HOSTSYMTC)/.done
 	@mkdir -p $(@D)
 	gcc $(HOST_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
-		-fno-omit-frame-pointer $(SRCS) $(B)/embed.o -L$(HOSTTC)/lib $(LDLIBS) -o $@
+		-fno-omit-frame-pointer $(SRCS) $(B)/embed.o -L$(HOSTTC)/lib -L$(HOSTSYMTC)/lib $(LDLIBS) -o $@
 
 # --- tests ---
 # Unit tests: build/unit/test_X from tests/unit/test_X.c and the sources in
@@ -137,12 +154,13 @@ UNIT_LIBS_test_units := -lz
 # perf.data writer/reader alone (no libbpf).
 UNIT_test_perf_data := src/perf_data.c src/perf_data_reader.c
 # Symbolizer alone (libelf): maps over time, ELF, kallsyms, hostile files.
-UNIT_test_symbolize := src/symbolize.c src/build_id.c src/proc_sync.c src/hashset.c
-UNIT_LIBS_test_symbolize := -lelf -lz
+UNIT_test_symbolize := src/symbolize.c src/build_id.c src/proc_sync.c src/hashset.c \
+	src/debuginfo.c src/demangle.c
+UNIT_LIBS_test_symbolize := -L$(HOSTSYMTC)/lib -lelf -liberty -llzma -lz
 # /proc parsers alone: real maps and status of the test itself, bad lines.
 UNIT_test_proc := src/proc_sync.c
 UNIT_LIBS_test_proc := -pthread
-UNIT_CFLAGS := $(COMMON_CFLAGS) -I$(HOSTTC)/include -g -O0 -fno-omit-frame-pointer
+UNIT_CFLAGS := $(COMMON_CFLAGS) -I$(HOSTTC)/include -I$(HOSTSYMTC)/include -g -O0 -fno-omit-frame-pointer
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all
 unit: $(patsubst %,build/unit/%,$(UNIT_TESTS)) build/unit/gen_perf_data build/unit/btf_check
 .SECONDEXPANSION:
@@ -168,7 +186,7 @@ print-%:
 
 test:
 	@for t in $(BOARDS); do $(MAKE) --no-print-directory -s TARGET=$$t all workloads || exit 1; done
-	@$(MAKE) --no-print-directory -s asan unit
+	@$(MAKE) --no-print-directory -s asan unit host-workloads
 	tests/run.sh
 
 qemu-test:

@@ -30,7 +30,7 @@ struct report_opts {
 	size_t nr_pids;
 	long top;
 	double min_pct;
-	bool by_count, per_thread, folded;
+	bool by_count, per_thread, folded, raw_names, verbose;
 };
 
 /* A frame's function name (interned in struct report's names). */
@@ -81,6 +81,8 @@ static const struct option opts[] = {
 	{ "svg", required_argument, NULL, 'S' },
 	{ "symfs", required_argument, NULL, 'y' },
 	{ "kallsyms", required_argument, NULL, 'k' },
+	{ "no-demangle", no_argument, NULL, 'D' },
+	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -103,6 +105,9 @@ static void usage(FILE *out)
 	      "      --symfs DIR        look for the recorded files under DIR (like perf)\n"
 	      "      --kallsyms FILE    kernel symbols (default /proc/kallsyms when the\n"
 	      "                         running kernel is the recorded one)\n"
+	      "      --no-demangle      C++ and Rust names as they are in the file\n"
+	      "  -v, --verbose          say where each file's symbols came from (its .symtab,\n"
+	      "                         a debug file, .gnu_debugdata or .dynsym)\n"
 	      "Text output: frames leaf first, [k] marks kernel frames.  A sample is one long\n"
 	      "block, or the sum of a thread's short blocks with one stack (see offcpu -h).\n",
 	      out);
@@ -180,7 +185,7 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 	o->top = 10;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "i:n:p:c:m:s:TfS:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:n:p:c:m:s:TfS:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': o->input = optarg; break;
 		case 'S': o->svg = optarg; break;
@@ -188,6 +193,8 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 		case 'k': o->kallsyms = optarg; break;
 		case 'T': o->per_thread = true; break;
 		case 'f': o->folded = true; break;
+		case 'D': o->raw_names = true; break;
+		case 'v': o->verbose = true; break;
 		case 'h': usage(stdout); return 1;
 		case '?':
 		case ':':
@@ -565,6 +572,7 @@ static int setup_symbols(struct report *r)
 	r->sym = sym_new(r->o.symfs, ksyms);
 	if (!r->sym)
 		return -1;
+	sym_options(r->sym, r->o.raw_names, r->o.verbose ? stderr : NULL);
 	if (same)
 		sym_same_kernel(r->sym);
 	if (ksyms && !sym_nr_kernel(r->sym))

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "build_id.h"
+#include "debuginfo.h"
+#include "demangle.h"
 #include "hashset.h"
 #include "proc_sync.h"
 #include "symbolize.h"
@@ -26,6 +28,8 @@ struct sym {
 	uint64_t addr, size;
 	char *name;
 	int rank;		/* which alias of an address to show */
+	uint32_t seq;		/* order in the file: perf keeps the first of equals */
+	bool demangled;		/* name is the readable one (or needs none) */
 };
 
 struct symtab {
@@ -73,6 +77,8 @@ struct symbolizer {
 	size_t missing;
 	char *first_missing;
 	bool own_vdso;		/* the running kernel is the recorded one */
+	bool raw_names;		/* --no-demangle */
+	FILE *log;		/* -v: where each file's symbols came from */
 };
 
 /* ---- symbol tables ---- */
@@ -93,6 +99,8 @@ static int add_sym(struct symtab *t, uint64_t addr, uint64_t size, const char *n
 	t->v[t->n].name = strdup(name);
 	if (!t->v[t->n].name)
 		return -1;
+	t->v[t->n].seq = t->n;
+	t->v[t->n].demangled = false;
 	t->v[t->n].addr = addr;
 	t->v[t->n].size = size;
 	t->v[t->n++].rank = rank;
@@ -122,7 +130,7 @@ static int sym_cmp(const void *a, const void *b)
 	ly = strlen(y->name);
 	if (lx != ly)
 		return lx > ly ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /*
@@ -152,10 +160,10 @@ static void symtab_finish(struct symtab *t, uint64_t tail)
 }
 
 /* The symbol containing ADDR. */
-static const struct sym *lookup(const struct symtab *t, uint64_t addr)
+static struct sym *lookup(const struct symtab *t, uint64_t addr)
 {
 	size_t lo = 0, hi = t->n;
-	const struct sym *s;
+	struct sym *s;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -196,7 +204,26 @@ static int elf_rank(const GElf_Sym *s)
 	return rank(s->st_size != 0, b == STB_WEAK, b == STB_GLOBAL);
 }
 
-/* FUNC symbols of one symbol table section, every index checked by libelf. */
+/*
+ * An assembly label in a text section (ld.so's _dl_start_user), named by
+ * perf too; not ARM's mapping symbols ($x, $d), which name no function.
+ */
+static bool is_code_label(Elf *elf, const GElf_Sym *s, const char *name)
+{
+	Elf_Scn *scn = elf_getscn(elf, s->st_shndx);
+	const char *sec;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (name[0] == '$' && name[1] && strchr("adtx", name[1]) && (!name[2] || name[2] == '.'))
+		return false;
+	if (!scn || !gelf_getshdr(scn, &sh) || elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	sec = elf_strptr(elf, shstrndx, sh.sh_name);
+	return sec && strstr(sec, "text");
+}
+
+/* FUNC symbols and code labels of one symbol table, every index checked by libelf. */
 static void read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct dso *d)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
@@ -214,11 +241,13 @@ static void read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct dso 
 		if (!gelf_getsym(data, i, &s))
 			break;
 		type = GELF_ST_TYPE(s.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
-		    s.st_shndx == SHN_UNDEF || !s.st_value)
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
+		    s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE || !s.st_value)
 			continue;
 		name = elf_strptr(elf, sh->sh_link, s.st_name);
-		if (name && *name && add_sym(&d->syms, s.st_value, s.st_size, name, elf_rank(&s)))
+		if (!name || !*name || (type == STT_NOTYPE && !is_code_label(elf, &s, name)))
+			continue;
+		if (add_sym(&d->syms, s.st_value, s.st_size, name, elf_rank(&s)))
 			return;
 	}
 }
@@ -279,10 +308,38 @@ static int open_regular(const char *path)
 	return fd;
 }
 
-static void read_elf(struct dso *d, Elf *elf, const char *path)
+/*
+ * A stripped file's .symtab from its debug file or MiniDebugInfo (SYMFS:
+ * NULL for none).  Returns where it came from (malloc'd) or NULL; *MINI:
+ * MiniDebugInfo, which leaves out the symbols .dynsym has.
+ */
+static char *read_debug_symtab(struct dso *d, Elf *elf, const char *symfs, bool *mini)
+{
+	struct debug_file df;
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	char *from = NULL;
+
+	*mini = false;
+	if (d->pseudo || debuginfo_find(elf, symfs, d->path, &df))
+		return NULL;
+	scn = debuginfo_symtab(df.elf, &sh);
+	if (scn)
+		read_symtab(df.elf, scn, &sh, d);
+	if (d->syms.n) {
+		from = strdup(df.where);
+		*mini = df.mini;
+	}
+	debuginfo_close(&df);
+	return from;
+}
+
+static void read_elf(struct symbolizer *s, struct dso *d, Elf *elf, const char *path)
 {
 	Elf_Scn *scn = NULL, *dyn = NULL;
 	GElf_Shdr sh, dynsh;
+	char *debug = NULL;
+	bool mini = false, own;
 
 	if (elf_kind(elf) != ELF_K_ELF || !build_id_matches(d, elf, path))
 		return;
@@ -297,10 +354,18 @@ static void read_elf(struct dso *d, Elf *elf, const char *path)
 			dynsh = sh;
 		}
 	}
-	/* .symtab when present (not stripped), else .dynsym. */
-	if (!d->syms.n && dyn)
+	/* .symtab when present (not stripped), else a debug file's, else .dynsym. */
+	own = d->syms.n;
+	if (!own)
+		debug = read_debug_symtab(d, elf, s->symfs, &mini);
+	if (dyn && (!d->syms.n || mini))
 		read_symtab(elf, dyn, &dynsh, d);
 	symtab_finish(&d->syms, 0);
+	if (s->log)
+		fprintf(s->log, "offcpu: report: %s: %zu symbols from %s%s\n", path, d->syms.n,
+			debug ? debug : own ? "its .symtab" : d->syms.n ? "its .dynsym" : "nowhere",
+			mini ? " and its .dynsym" : "");
+	free(debug);
 }
 
 /* Our own vdso's size, from /proc/self/maps. */
@@ -323,7 +388,7 @@ static size_t vdso_size(void)
  * The vdso is no file: as perf does, read the image this process got from
  * the same kernel (only when the recording's kernel is the running one).
  */
-static void load_vdso(struct dso *d)
+static void load_vdso(struct symbolizer *s, struct dso *d)
 {
 	const void *base = (const void *)getauxval(AT_SYSINFO_EHDR);
 	size_t size = base ? vdso_size() : 0;
@@ -335,7 +400,7 @@ static void load_vdso(struct dso *d)
 	memcpy(copy, base, size);
 	elf = elf_memory(copy, size);
 	if (elf)
-		read_elf(d, elf, d->path);
+		read_elf(s, d, elf, d->path);
 	elf_end(elf);
 	free(copy);
 }
@@ -349,7 +414,7 @@ static void load_dso(struct symbolizer *s, struct dso *d)
 	d->loaded = true;
 	if (d->pseudo) {
 		if (s->own_vdso && !strcmp(d->path, "[vdso]"))
-			load_vdso(d);
+			load_vdso(s, d);
 		return;
 	}
 	if (snprintf(path, sizeof(path), "%s%s", s->symfs ? s->symfs : "", d->path) >=
@@ -365,7 +430,7 @@ static void load_dso(struct symbolizer *s, struct dso *d)
 	/* ELF_C_READ, not MMAP: a file truncated under us must not SIGBUS. */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (elf)
-		read_elf(d, elf, path);
+		read_elf(s, d, elf, path);
 	elf_end(elf);
 	close(fd);
 }
@@ -564,10 +629,14 @@ void sym_exit(struct symbolizer *s, uint32_t pid, uint32_t tid)
 void sym_comm(struct symbolizer *s, uint32_t pid, uint32_t tid, const char *comm, bool exec)
 {
 	struct comm *c = u32_map_get(&s->comms, tid);
-	struct proc *p;
 
-	if (exec && (p = get_proc(s, pid, false)))
-		*p = (struct proc){ .maps = p->maps, .cap = p->cap };	/* exec: a new address space */
+	/*
+	 * exec keeps the old maps, as perf does: the new image's MMAP2s replace
+	 * what they overlap, and a thread that blocked inside execve (its
+	 * sample stamped after the exec) still resolves in the old image.
+	 */
+	(void)exec;
+	(void)pid;
 	if (!c) {
 		c = calloc(1, sizeof(*c));
 		if (!c || u32_map_put(&s->comms, tid, c)) {
@@ -610,11 +679,27 @@ static bool to_vaddr(const struct dso *d, const struct map *m, uint64_t addr, ui
 	return false;
 }
 
+/* The name to print: demangled once, when first shown (perf's choice of alias is on raw names). */
+static const char *shown_name(const struct symbolizer *s, struct sym *sym)
+{
+	char *readable;
+
+	if (sym->demangled || s->raw_names)
+		return sym->name;
+	sym->demangled = true;
+	readable = demangle(sym->name);
+	if (readable) {
+		free(sym->name);
+		sym->name = readable;
+	}
+	return sym->name;
+}
+
 const char *sym_user(struct symbolizer *s, uint32_t pid, uint64_t addr)
 {
 	struct proc *p = get_proc(s, pid, false);
 	const struct map *m = p ? find_map(p, addr) : NULL;
-	const struct sym *sym;
+	struct sym *sym;
 	uint64_t va;
 
 	if (!m || !m->dso)
@@ -626,7 +711,7 @@ const char *sym_user(struct symbolizer *s, uint32_t pid, uint64_t addr)
 	if (!to_vaddr(m->dso, m, addr, &va))
 		return SYM_UNKNOWN;
 	sym = lookup(&m->dso->syms, va);
-	return sym ? sym->name : SYM_UNKNOWN;
+	return sym ? shown_name(s, sym) : SYM_UNKNOWN;
 }
 
 /* ---- kernel ---- */
@@ -701,6 +786,12 @@ struct symbolizer *sym_new(const char *symfs, const char *kallsyms)
 	if (kallsyms)
 		load_kallsyms(s, kallsyms);
 	return s;
+}
+
+void sym_options(struct symbolizer *s, bool raw_names, FILE *log)
+{
+	s->raw_names = raw_names;
+	s->log = log;
 }
 
 void sym_same_kernel(struct symbolizer *s)

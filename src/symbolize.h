@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define SYM_UNKNOWN "[unknown]"
 
@@ -23,6 +24,12 @@ void sym_free(struct symbolizer *s);
 
 /* Mapped files that samples needed but were not found (see --symfs). */
 size_t sym_nr_missing(const struct symbolizer *s, const char **first);
+
+/*
+ * RAW_NAMES: print mangled names as they are (--no-demangle); LOG (-v, may
+ * be NULL): one line per file saying where its symbols came from.
+ */
+void sym_options(struct symbolizer *s, bool raw_names, FILE *log);
 
 /* The running kernel is the recorded one: [vdso] frames resolve in our vdso. */
 void sym_same_kernel(struct symbolizer *s);

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The per-target toolchains (toolchain/build.sh): built and current, the
+# The per-target toolchains (toolchain/build.sh, and symlibs.sh below): built and current, the
 # expected layout, no glibc header in a musl compile, and a tiny program
 # linked statically against libbpf, libelf and libz runs (under qemu-user)
 # and reports the versions pinned in toolchain/versions.mk.
@@ -91,4 +91,47 @@ for mk in "$ROOT"/board/*.mk; do
 	run=$(board "$b" QEMU_USER)
 	[ "$(board "$b" UNAME_M)" = "$(uname -m)" ] && run=
 	check_target "$b" "$(board "$b" TRIPLE)-gcc-12 -specs $CACHE/toolchain/$b/musl-gcc.specs" "$run"
+done
+
+# The symbol libraries of `offcpu report` (toolchain/symlibs.sh): current,
+# and a static program demangling C++ and Rust v0 and naming liblzma runs.
+cat > "$WORK/s.c" <<'C'
+#include <stdio.h>
+#include <lzma.h>
+#include <libiberty/demangle.h>
+
+int main(void)
+{
+	char *a = cplus_demangle("_ZN3app6Worker8wait_forERSt6vectorIiSaIiEEi", DMGL_AUTO);
+	char *b = cplus_demangle("_RNvNtCs1234_7mycrate6module4wait", DMGL_AUTO);
+
+	printf("%s %s lzma %s\n", a ? a : "-", b ? b : "-", lzma_version_string());
+	return 0;
+}
+C
+symver() { awk -v k="$1" '$1 == k { print $3 }' "$ROOT/toolchain/symlibs.mk"; }
+check_symlibs() {	# target cc run
+	local t=$1 cc=$2 run=$3 sym=$CACHE/toolchain/$1-sym ldflags= out
+	want="app::Worker::wait_for mycrate::module::wait lzma $(symver XZ_VERSION)"
+	if "$ROOT/toolchain/symlibs.sh" --check "$t"; then pass "symlibs-$t-current"
+	else fail "symlibs-$t-current" "$sym missing or stale against toolchain/symlibs.sh (make setup)"; return; fi
+	[ "$t" = host ] || ldflags=-static
+	if ! $cc -std=gnu11 -Wall -Wextra -Werror $ldflags -I"$sym/include" "$WORK/s.c" \
+		-L"$sym/lib" -liberty -llzma -o "$WORK/s-$t" > "$WORK/cc.out" 2>&1; then
+		fail "symlibs-$t-link" "$(tail -n 3 "$WORK/cc.out" | tr '\n' ' ')"
+		return
+	fi
+	if [ -n "$run" ] && ! command -v "$run" > /dev/null; then
+		skip "symlibs-$t-run" "$run not installed (toolchain/deps.sh)"
+		return
+	fi
+	out=$($run "$WORK/s-$t" 2>&1)
+	if [ "$out" = "$want" ]; then pass "symlibs-$t-run"; else fail "symlibs-$t-run" "got '$out', want '$want'"; fi
+}
+check_symlibs host gcc ""
+for mk in "$ROOT"/board/*.mk; do
+	b=$(basename "$mk" .mk)
+	run=$(board "$b" QEMU_USER)
+	[ "$(board "$b" UNAME_M)" = "$(uname -m)" ] && run=
+	check_symlibs "$b" "$(board "$b" TRIPLE)-gcc-12 -specs $CACHE/toolchain/$b/musl-gcc.specs" "$run"
 done

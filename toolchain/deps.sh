@@ -10,6 +10,7 @@ PKGS=(
 	binutils-aarch64-linux-gnu binutils-s390x-linux-gnu
 	qemu-user-static qemu-system-x86 qemu-system-arm qemu-system-misc
 	linux-perf dwarves python3 librsvg2-bin
+	g++ libc6-dbg
 )
 
 missing=()

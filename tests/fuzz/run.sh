@@ -29,6 +29,8 @@ libbpf_fuzz() {
 	fi
 	echo "-I$src/include/uapi -I$CACHE/toolchain/host/include $lib"
 }
+# The symbolizer's demangler and MiniDebugInfo decoder (toolchain/symlibs.sh).
+symlibs=(-I"$CACHE/toolchain/host-sym/include" -L"$CACHE/toolchain/host-sym/lib" -lelf -liberty -llzma -lz)
 names=("$@")
 [ $# -gt 0 ] || names=(perf_data btf_archive elf report proc btf_file)
 for name in "${names[@]}"; do
@@ -36,9 +38,9 @@ for name in "${names[@]}"; do
 	case $name in
 	perf_data) srcs=("$ROOT/src/perf_data_reader.c") libs=() ;;
 	btf_archive) srcs=("$ROOT/src/btf_archive.c") libs=(-lz) ;;
-	elf) srcs=("$ROOT"/src/{symbolize,build_id,proc_sync,hashset}.c) libs=(-lelf -lz) ;;
-	report) srcs=("$ROOT"/src/{report,perf_data_reader,symbolize,flamegraph,build_id,proc_sync,hashset}.c)
-		libs=(-lelf -lz) corpus=perf_data extra=(-close_fd_mask=2) ;;
+	elf) srcs=("$ROOT"/src/{symbolize,build_id,proc_sync,hashset,debuginfo,demangle}.c) libs=("${symlibs[@]}") ;;
+	report) srcs=("$ROOT"/src/{report,perf_data_reader,symbolize,flamegraph,build_id,proc_sync,hashset,debuginfo,demangle}.c)
+		libs=("${symlibs[@]}") corpus=perf_data extra=(-close_fd_mask=2) ;;
 	proc) srcs=("$ROOT/src/proc_sync.c") libs=() ;;
 	btf_file) srcs=("$ROOT/src/probe.c" "$ROOT/src/btf_archive.c")
 		libs=($(libbpf_fuzz) -lelf -lz) ;;

@@ -2,8 +2,9 @@
 /*
  * Unit tests of src/symbolize.c: this PIE's own functions through its real
  * mappings, maps over time (fork, exec, exit, pid reuse, a mapping punched
- * into another), kallsyms (aliases, KASLR shift), build-id mismatch, and
- * hostile files (truncated ELF, FIFO).  Prints PASS/FAIL lines.
+ * into another), kallsyms (aliases, KASLR shift), build-id mismatch,
+ * hostile files (truncated ELF, FIFO), and mangled names: C++, Rust legacy
+ * and Rust v0 functions of this ELF.  Prints PASS/FAIL lines.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -23,6 +24,14 @@ __attribute__((noinline, used)) int sym_test_marker(int x)
 {
 	return x * 3 + 1;
 }
+
+/* Functions of this ELF under mangled names, as g++ and rustc emit them. */
+#define MANGLED(fn, name) \
+	__attribute__((noinline, used)) int fn(int x) __asm__(name); \
+	int fn(int x) { return x * 5 + 2; }
+MANGLED(cxx_fn, "_ZN3app6Worker8wait_forERSt6vectorIiSaIiEEi")
+MANGLED(rust_legacy_fn, "_ZN3std6thread5sleep17h5c1e0d2f3a4b6978E")
+MANGLED(rust_v0_fn, "_RNvNtCs1234_7mycrate6module4wait")
 
 /* Feed this process's mappings of its own executable as MMAP2 of PID. */
 static int map_self(struct symbolizer *s, uint32_t pid, const char *as)
@@ -59,6 +68,32 @@ static void test_self(void)
 	sym_free(s);
 }
 
+static void check_name(struct symbolizer *s, const char *test, int (*fn)(int),
+		       const char *want)
+{
+	const char *got = sym_user(s, 12, (uint64_t)(uintptr_t)fn + 4);
+
+	CHECK(test, !strcmp(got, want), "got %s, want %s", got, want);
+}
+
+static void test_demangle(void)
+{
+	struct symbolizer *s = sym_new(NULL, NULL);
+
+	map_self(s, 12, self);
+	check_name(s, "demangle-cxx", cxx_fn, "app::Worker::wait_for");
+	check_name(s, "demangle-rust-legacy", rust_legacy_fn, "std::thread::sleep");
+	check_name(s, "demangle-rust-v0", rust_v0_fn, "mycrate::module::wait");
+	check_name(s, "demangle-plain", sym_test_marker, "sym_test_marker");
+	sym_free(s);
+	s = sym_new(NULL, NULL);
+	sym_options(s, true, NULL);
+	map_self(s, 12, self);
+	check_name(s, "no-demangle", cxx_fn, "_ZN3app6Worker8wait_forERSt6vectorIiSaIiEEi");
+	check_name(s, "no-demangle-rust", rust_v0_fn, "_RNvNtCs1234_7mycrate6module4wait");
+	sym_free(s);
+}
+
 static void test_lifecycle(void)
 {
 	struct symbolizer *s = sym_new(NULL, NULL);
@@ -69,7 +104,10 @@ static void test_lifecycle(void)
 	CHECK("fork-inherits-maps", !strcmp(at_marker(s, 21), "sym_test_marker"), "got %s", at_marker(s, 21));
 	CHECK("fork-inherits-comm", !strcmp(sym_comm_of(s, 21, 21), "parent"), "got %s", sym_comm_of(s, 21, 21));
 	sym_comm(s, 21, 21, "child", true);
-	CHECK("exec-clears-maps", !strcmp(at_marker(s, 21), SYM_UNKNOWN), "got %s", at_marker(s, 21));
+	CHECK("exec-keeps-old-maps", !strcmp(at_marker(s, 21), "sym_test_marker"), "got %s", at_marker(s, 21));
+	/* The new image's mapping over the same addresses replaces the old one. */
+	sym_mmap(s, 21, (uint64_t)(uintptr_t)&sym_test_marker & ~0xfffull, 0x2000, 0, "/nonexistent/new");
+	CHECK("exec-new-map-replaces", !strcmp(at_marker(s, 21), SYM_UNKNOWN), "got %s", at_marker(s, 21));
 	CHECK("exec-keeps-parent", !strcmp(at_marker(s, 20), "sym_test_marker"), "got %s", at_marker(s, 20));
 	CHECK("exec-comm", !strcmp(sym_comm_of(s, 21, 21), "child"), "got %s", sym_comm_of(s, 21, 21));
 	sym_fork(s, 20, 20, 22, 20);	/* a thread */
@@ -236,6 +274,7 @@ int main(void)
 		return 1;
 	self[n] = '\0';
 	test_self();
+	test_demangle();
 	test_lifecycle();
 	test_punch();
 	test_kallsyms();
