@@ -3,16 +3,17 @@
 same name, in `offcpu report --folded --per-thread` of the same perf.data.
 
   parity.py OFFCPU FILE [--symfs DIR] [--expect COMM:FUNC ...]
-            [--except COMM:REASON ...]
+            [--except COMM:REASON ...] [--except-frame REGEX:REASON ...]
 
 For each offcpu-time sample perf prints, its user frames (root first) must
 equal the user frames of one of offcpu's folded stacks of the same thread,
 frame by frame, where perf's `[unknown]` matches anything (offcpu may name
 more than perf: MiniDebugInfo, which perf 6.1 does not read).  Folded stacks
 write ' ' and ';' inside a name as ':' (the format's separators), so perf's
-names are compared after the same mapping.  --except names the commands
-whose differences are explained (the test says why); anything else is
-printed and fails.  Prints one summary line.
+names are compared after the same mapping.  --except names the commands,
+--except-frame the frames (perf's name, a regular expression) whose
+differences are explained (the test says why); anything else is printed and
+fails.  Prints one summary line.
 """
 import argparse
 import re
@@ -69,8 +70,9 @@ def offcpu_stacks(offcpu, path, symfs):
     return stacks
 
 
-def matches(perf, ours):
-    return len(perf) == len(ours) and all(p == '[unknown]' or p == o for p, o in zip(perf, ours))
+def matches(perf, ours, wild):
+    return len(perf) == len(ours) and all(p == '[unknown]' or p == o or wild(p)
+                                          for p, o in zip(perf, ours))
 
 
 def main():
@@ -82,6 +84,8 @@ def main():
                     help='COMM:FUNC that perf must name (the test must see it)')
     ap.add_argument('--except', dest='excepted', action='append', default=[],
                     help='COMM:REASON, a command whose differences are explained')
+    ap.add_argument('--except-frame', dest='frames', action='append', default=[],
+                    help='REGEX:REASON, frames perf names that offcpu may not')
     a = ap.parse_args()
     stacks = offcpu_stacks(a.offcpu, a.file, a.symfs)
     named = defaultdict(set)
@@ -89,6 +93,12 @@ def main():
     bad = []
     excepted = {e.split(':', 1)[0]: e.split(':', 1)[1] for e in a.excepted}
     seen = defaultdict(int)
+    frame_res = [re.compile(f.split(':', 1)[0]) for f in a.frames]
+    frames_key = 'frames ' + ', '.join(f.split(':', 1)[0] for f in a.frames)
+    excepted[frames_key] = '; '.join(f.split(':', 1)[1] for f in a.frames)
+
+    def wild(name):
+        return any(r.search(name) for r in frame_res)
     for s in perf_samples(a.file, a.symfs):
         user = [folded_name(sym) for sym, dso in reversed(s['frames'])
                 if not dso.startswith('[kernel')]
@@ -96,7 +106,11 @@ def main():
             named[s['comm']].add(f)
         checked += 1
         frames += sum(f != '[unknown]' for f in user)
-        if any(matches(user, o) for o in stacks.get(s['tid'], ())):
+        ours = stacks.get(s['tid'], ())
+        if any(matches(user, o, lambda p: False) for o in ours):
+            continue
+        if any(matches(user, o, wild) for o in ours):
+            seen[frames_key] += 1
             continue
         if s['comm'] in excepted:
             seen[s['comm']] += 1
