@@ -79,10 +79,11 @@ setup:
 toolchain: $(TC)/.done $(HOSTTC)/.done $(SYMTC)/.done $(HOSTSYMTC)/.done
 $(TC)/.done $(HOSTTC)/.done: toolchain/build.sh toolchain/versions.mk
 	toolchain/build.sh $(patsubst $(CACHE)/toolchain/%/.done,%,$@)
-$(SYMTC)/.done: toolchain/symlibs.sh toolchain/symlibs.mk $(TC)/.done
-	toolchain/symlibs.sh $(TARGET)
+# touch: a current stamp older than a checkout of the script is not rebuilt.
+$(SYMTC)/.done: toolchain/symlibs.sh toolchain/symlibs.mk | $(TC)/.done
+	toolchain/symlibs.sh $(TARGET) && touch $@
 $(HOSTSYMTC)/.done: toolchain/symlibs.sh toolchain/symlibs.mk
-	toolchain/symlibs.sh host
+	toolchain/symlibs.sh host && touch $@
 
 # --- BPF object, compiled per board (endianness and __TARGET_ARCH differ) ---
 $(BPF_OBJ): $(BPF_SRCS) $(HDRS) $(HOSTTC)/.done | $(BPFB)

@@ -10,7 +10,7 @@ PKGS=(
 	binutils-aarch64-linux-gnu binutils-s390x-linux-gnu
 	qemu-user-static qemu-system-x86 qemu-system-arm qemu-system-misc
 	linux-perf dwarves python3 librsvg2-bin
-	g++ libc6-dbg
+	g++ libc6-dbg	# t_parity: a C++ program built as users build it; libc debug symbols
 )
 
 missing=()
