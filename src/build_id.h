@@ -6,8 +6,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <libelf.h>
-
 #define BUILD_ID_MAX 20
 
 /* Returns the id length (1..20), 0 if the file has none, -1 if unreadable. */
