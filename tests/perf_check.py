@@ -26,8 +26,18 @@ HEAD = re.compile(r'^(?P<comm>.+?)\s+(?P<pid>-?\d+)/(?P<tid>-?\d+)\s+'
                   r'(?P<period>\d+)\s+(?P<event>\S+?):')
 FRAME = re.compile(r'^\s+(?P<ip>[0-9a-f]+)\s+(?P<sym>\S+)(?:\s+\((?P<dso>.*)\))?')
 
-# Tolerances of the truth checks (check_truth), from measured noise:
-# TOL, a share of each time; BLOCK_US, microseconds per block.
+# Tolerances of the truth checks (check_truth), from measured noise; the
+# time the workload reports as preempted is allowed on top (see within()).
+# Host (2-CPU VM, 18 runs of blocker -t 2, other work on the machine):
+# beyond the preempted time, a function of many blocks was off by at most
+# 0.97 % (one 20 ms block of 2 s) or 25 us a call (blocker_pipe_pause,
+# blocker_holder_pause), a thread by 1.5 %, all threads by 0.34 %; the one
+# long block (blocker_long_sleep, 700 ms) by 0.01 % (40 us).  QEMU TCG
+# guests (x86_64 6.1/6.12, arm64 6.12, s390x 6.1/6.12/7.x) once BPF took a
+# block's start before its stack walks: a function by at most 2.8 %
+# (blocker_mutex_pause's 2 ms sleeps, 80 us a call), a thread by 1.9 %.
+# So: TOL 3 % of each time (LONG_TOL 2 % for a single block), BLOCK_US 20 us
+# a call.  An 8.3 % error in every block (tests/mutants.sh) is far outside.
 TOL = 0.03
 LONG_TOL = 0.02
 BLOCK_US = 20.0

@@ -236,9 +236,11 @@ else
 fi
 
 # -F: on-CPU samples (cpu-clock) beside offcpu-time in the same file.
-"$OFFCPU" -F 199 -o "$WORK/f.data" -- sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; sleep 0.3' 2>/dev/null
+"$OFFCPU" -F 199 -o "$WORK/f.data" -- sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; sleep 0.3' 2>"$WORK/f.rec"
+rc=$?
 perf report -i "$WORK/f.data" --stdio >"$WORK/f.rep" 2>"$WORK/f.err"
 n=$(sed -n "s/^# Samples: \([0-9]*\) *of event 'cpu-clock'.*/\1/p" "$WORK/f.rep")
+[ $rc -eq 0 ] || echo "offcpu exited $rc: $(tail -n 1 "$WORK/f.rec")" >>"$WORK/f.err"
 if [ "${n:-0}" -ge 10 ] && grep -q "of event 'offcpu-time'" "$WORK/f.rep" && [ ! -s "$WORK/f.err" ]; then
 	pass "$T-on-cpu-samples"
 else

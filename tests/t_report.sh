@@ -195,7 +195,8 @@ build_id_checks() {
 		fail report-build-id-record "exit $?: $(tail -n 1 "$WORK/s.err")"
 	# A real recording has build-ids: the kernel's and libc's (FAIL if not).
 	perf buildid-list -i "$WORK/s.data" >"$WORK/s.bid" 2>&1
-	if grep -q '\[kernel.kallsyms\]' "$WORK/s.bid" && grep -q '/libc\.so' "$WORK/s.bid"; then
+	if grep -qE '^[0-9a-f]{20,} \[kernel\.kallsyms\]' "$WORK/s.bid" &&
+	   grep -qE '^[0-9a-f]{20,} .*/libc\.so' "$WORK/s.bid"; then
 		pass report-build-ids-recorded
 	else
 		fail report-build-ids-recorded "perf buildid-list: $(head -c 200 "$WORK/s.bid")"
