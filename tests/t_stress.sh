@@ -19,7 +19,9 @@ if [ ! -r /sys/kernel/btf/vmlinux ] || [ -n "${OFFCPU_TEST_FORCE_BTF:-}" ]; then
 fi
 BPFTOOL=$("$ROOT/btf/min_btf.sh" bpftool)
 
-"$OFFCPU" --variant $HASH -d $((SECS + 3)) -o "$WORK/storm.data" 2>"$WORK/storm.err" &
+# Recording until told to stop (a slow storm must not outlive it: the map
+# is read while it records).
+"$OFFCPU" --variant $HASH -d $((SECS + 120)) -o "$WORK/storm.data" 2>"$WORK/storm.err" &
 op=$!
 sleep 1
 end=$(( $(date +%s) + SECS ))
@@ -42,6 +44,7 @@ for m in json.load(sys.stdin):
 "$BPFTOOL" -j map dump id "${map_id:-0}" >"$WORK/dump.json" 2>>"$WORK/dump.err"
 dump_rc=$?
 entries=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "$WORK/dump.json" 2>/dev/null)
+kill -INT $op
 wait $op
 rc=$?
 echo "fork storm: $n processes, ${entries:-no} tid_start entries, $threads live threads"
