@@ -150,7 +150,7 @@ build/asan/offcpu: $(SRCS) $(HDRS) $(B)/embed.o $(HOSTTC)/.done $(HOSTSYMTC)/.do
 # Unit tests: build/unit/test_X from tests/unit/test_X.c and the sources in
 # UNIT_test_X (their libraries in UNIT_LIBS_test_X), host gcc, ASan+UBSan.
 UNIT_TESTS := test_units test_perf_data test_symbolize test_proc
-UNIT_test_units := src/perf_data.c src/perf_data_reader.c src/btf_archive.c src/cli.c
+UNIT_test_units := src/btf_archive.c src/cli.c
 UNIT_LIBS_test_units := -lz
 # perf.data writer/reader alone (no libbpf).
 UNIT_test_perf_data := src/perf_data.c src/perf_data_reader.c

@@ -11,10 +11,20 @@
       perf_check.py compare, per thread and function (--threads-only: per
       thread), and kernel frames resolved on the device.
 
+  check.py cell DIR --board B --symfs ROOT --timeout S
+      the verdict of one cell from DIR/console.log: one line
+      'PASS|variant|btf|stacks|note' or 'FAIL|variant|btf|reason'; it also
+      leaves workload.out, report.txt, folded.txt, perf.data and the checks'
+      outputs in DIR.
+
 Exit status 0 on success; on failure the last line says what differed.
 """
 import argparse
+import base64
+import gzip
 import os
+import re
+import subprocess
 import sys
 from collections import defaultdict
 
@@ -77,6 +87,130 @@ def cmd_folded(a):
 		sys.exit('; '.join(bad))
 
 
+class Console:
+	"""The guest's console log: @@BEGIN NAME ... @@END NAME rc=N sections."""
+
+	def __init__(self, path):
+		with open(path, 'rb') as f:
+			self.lines = f.read().decode('utf-8', 'replace').replace('\r', '').split('\n')
+		self.text, self.rc = defaultdict(list), {}
+		name = None
+		for line in self.lines:
+			begin = re.search(r'@@BEGIN (\S+)$', line)
+			end = re.match(r'@@END (\S+) ', line)
+			if begin:
+				name = begin.group(1)
+			elif end and end.group(1) == name:
+				rc = re.search(r'rc=(\d+)', line)
+				self.rc.setdefault(name, rc.group(1) if rc else '')
+				name = None
+			elif name:
+				self.text[name].append(line)
+
+	def section(self, name):
+		return '\n'.join(self.text.get(name, [])) + ('\n' if name in self.text else '')
+
+	def finished(self):
+		return any(line.startswith('@@DONE') for line in self.lines)
+
+
+def walks_user_stacks(board, release):
+	"""s390 got perf_callchain_user() only in Linux 6.7 (commit 504b73d00a55):
+	older s390 kernels record no user frames at all, whatever the tool does."""
+	m = re.match(r'(\d+)\.(\d+)', release)
+	return board != 's390x' or (m is not None and (int(m[1]), int(m[2])) >= (6, 7))
+
+
+def run(cmd, out):
+	"""Runs CMD with its output in OUT; (ok, last line)."""
+	with open(out, 'w') as f:
+		r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT)
+	lines = [x for x in open(out).read().splitlines() if x.strip()]
+	return r.returncode == 0, lines[-1] if lines else ''
+
+
+def last_line(text, pattern=''):
+	lines = [x for x in text.splitlines() if pattern in x]
+	return lines[-1] if lines else ''
+
+
+def cell_verdict(a, c, info):
+	"""(verdict, stacks or reason, note); INFO gets variant and btf."""
+	d = a.dir
+	probe = c.section('probe')
+	info['variant'] = ' '.join(re.findall(r'^variant: (.*)$', probe, re.M))
+	info['btf'] = ' '.join(x.split(' ')[0] for x in re.findall(r'^btf: (.*)$', probe, re.M))
+	if c.section('hang'):
+		hang = [x for x in c.section('hang').splitlines() if x.startswith('--')]
+		return 'FAIL', 'recording hung; ' + ' '.join(hang[:3]), ''
+	if not c.finished():
+		tail = [x for x in c.lines if x][-2:]
+		return 'FAIL', f'guest did not finish (timeout {a.timeout}s or crash): ' + \
+			' '.join(tail) + ' ', ''
+	if c.rc.get('probe') != '0':
+		return 'FAIL', 'probe failed: ' + last_line(probe), ''
+	if c.rc.get('record') != '0':
+		return 'FAIL', 'recording failed: ' + last_line(c.section('record'), 'offcpu:'), ''
+	workload = c.section('workload')
+	open(f'{d}/workload.out', 'w').write(workload)
+	if not re.search(r'^thread ', workload, re.M):
+		return 'FAIL', 'no workload output (the workload\'s own measurements): ' + \
+			workload[:100], ''
+	open(f'{d}/report.txt', 'w').write(c.section('report'))
+	open(f'{d}/folded.txt', 'w').write(c.section('folded'))
+	try:
+		data = gzip.decompress(base64.b64decode(''.join(c.text.get('perfdata', []))))
+	except (ValueError, OSError, EOFError):
+		data = b''
+	open(f'{d}/perf.data', 'wb').write(data)
+	if not data:
+		return 'FAIL', 'no perf.data came back', ''
+	ok, stacks = run([sys.executable, __file__, 'stacks', f'{d}/perf.data',
+			  '--symfs', a.symfs], f'{d}/stacks.out')
+	if not ok:
+		return 'FAIL', 'perf script: ' + stacks, ''
+	v = dict(re.findall(r'(\w+)=(\d+)', stacks))
+	user = int(v.get('user', 0))
+	release = c.section('uname').split(' ')[0]
+	if walks_user_stacks(a.board, release):
+		if not user:
+			return 'FAIL', f'no user stacks, though this kernel can walk them ({stacks})', ''
+		out = f'user stacks in {user} % of samples (up to {v.get("umax")} frames)'
+		check, note = ['compare', '--symfs', a.symfs], 'truth per thread and function'
+	else:
+		out = f'kernel walks no user stacks (s390 < 6.7): {user} % with user frames'
+		check, note = ['threads'], 'truth per thread'
+	out += f', kernel up to {v.get("kmax")}'
+	# The user stack cache (5.15+ with kernel BTF): how much it reused here.
+	record = c.section('record')
+	cache = re.search(r'stack cache: .*\(([0-9.]*) % reused\)', record)
+	out += ', stack cache ' + (f'{cache[1]} % reused' if cache else 'off')
+	# init.sh records with tiny stack maps: the stacks that collided.
+	spill = re.search(r'stack map collisions: (\d+) user and (\d+) kernel', record)
+	out += ', spilled ' + (f'{spill[1]} user, {spill[2]} kernel' if spill else 'none')
+	perf_check = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests',
+				  'perf_check.py')
+	ok, why = run([sys.executable, perf_check, check[0], f'{d}/perf.data',
+		       f'{d}/workload.out'] + check[1:], f'{d}/check.out')
+	if not ok:
+		return 'FAIL', f'perf script {check[0]}: {why}', ''
+	opts = ['--threads-only'] if check[0] == 'threads' else []
+	ok, why = run([sys.executable, __file__, 'folded', f'{d}/folded.txt',
+		       f'{d}/workload.out'] + opts, f'{d}/folded.out')
+	if c.rc.get('folded') != '0' or not ok:
+		folded = [x for x in c.section('folded').splitlines() if x][-1:]
+		return 'FAIL', ('on-device offcpu report: ' + ' '.join([why] + folded))[:224], ''
+	return 'PASS', out, 'perf script and on-device report: ' + note
+
+
+def cmd_cell(a):
+	info = {}
+	verdict, what, note = cell_verdict(a, Console(f'{a.dir}/console.log'), info)
+	fields = [verdict, info.get('variant', ''), info.get('btf', ''), what]
+	print('|'.join(f.replace('|', '/').replace('\n', ' ')
+		       for f in fields + ([note] if verdict == 'PASS' else [])))
+
+
 def main():
 	ap = argparse.ArgumentParser()
 	sub = ap.add_subparsers(dest='cmd', required=True)
@@ -91,6 +225,12 @@ def main():
 	f.add_argument('--pid', type=int)
 	perf_check.add_tolerances(f)
 	f.set_defaults(fn=cmd_folded)
+	c = sub.add_parser('cell')
+	c.add_argument('dir')
+	c.add_argument('--board', required=True)
+	c.add_argument('--symfs', required=True)
+	c.add_argument('--timeout', default='?')
+	c.set_defaults(fn=cmd_cell)
 	a = ap.parse_args()
 	a.fn(a)
 

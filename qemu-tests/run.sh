@@ -73,17 +73,9 @@ make_initramfs() {
 	(cd "$tree" && find . | cpio -o -H newc --quiet | gzip -1) > "$OUT/$board/initramfs.gz"
 }
 
-section() {	# LOG NAME: the text between @@BEGIN NAME and @@END NAME
-	tr -d '\r' < "$1" | awk -v n="$2" '$0 ~ "@@BEGIN " n "$" { on = 1; next }
-		$0 ~ "^@@END " n " " { on = 0 } on'
-}
-
-section_rc() { tr -d '\r' < "$1" | sed -n "s/^@@END $2 rc=\([0-9]*\).*/\1/p" | head -1; }
-
 # The file itself, not tr | grep -q: with pipefail, an early match can kill
 # tr with SIGPIPE and turn the answer into "no" (the \r stays at line end).
 booted() { grep -q '@@BEGIN uname' "$1"; }
-finished() { grep -q '^@@DONE' "$1"; }
 
 boot() {	# BOARD KERNEL LOG
 	local board=$1 kernel=$2 log=$3 console machine
@@ -96,89 +88,11 @@ boot() {	# BOARD KERNEL LOG
 		</dev/null >"$log" 2>&1
 }
 
-# s390 got perf_callchain_user() only in Linux 6.7 (commit 504b73d00a55):
-# older s390 kernels record no user frames at all, whatever the tool does.
-kernel_walks_user_stacks() {	# BOARD KERNEL-RELEASE
-	local major minor
-	IFS=. read -r major minor _ <<< "$2"
-	[ "$1" != s390x ] || [ "$major" -gt 6 ] || { [ "$major" -eq 6 ] && [ "$minor" -ge 7 ]; }
-}
-
-# Verdict of one cell; sets REASON, VARIANT, BTF, NOTE.
-check_cell() {
-	local board=$1 dir=$2 log=$2/console.log release stacks user
-	VARIANT=$(section "$log" probe | sed -n 's/^variant: //p')
-	BTF=$(section "$log" probe | sed -n 's/^btf: //p' | cut -d' ' -f1)
-	if [ -n "$(section "$log" hang)" ]; then
-		REASON="recording hung; $(section "$log" hang | grep -m3 '^--' | tr '\n' ' ')"
-		return 1
-	fi
-	if ! finished "$log"; then
-		REASON="guest did not finish (timeout ${TIMEOUT}s or crash): $(tr -d '\r' < "$log" | grep -v '^$' | tail -n 2 | tr '\n' ' ')"
-		return 1
-	fi
-	if [ "$(section_rc "$log" probe)" != 0 ]; then
-		REASON="probe failed: $(section "$log" probe | tail -n 1)"
-		return 1
-	fi
-	if [ "$(section_rc "$log" record)" != 0 ]; then
-		REASON="recording failed: $(section "$log" record | grep offcpu: | tail -n 1)"
-		return 1
-	fi
-	section "$log" workload > "$dir/workload.out"
-	if ! grep -q '^thread ' "$dir/workload.out"; then
-		REASON="no workload output (the workload's own measurements): $(head -c 100 "$dir/workload.out")"
-		return 1
-	fi
-	section "$log" report > "$dir/report.txt"
-	section "$log" folded > "$dir/folded.txt"
-	section "$log" perfdata | base64 -d 2>/dev/null | gunzip > "$dir/perf.data" 2>/dev/null
-	if [ ! -s "$dir/perf.data" ]; then
-		REASON="no perf.data came back"
-		return 1
-	fi
-	if ! stacks=$(python3 "$HERE/check.py" stacks "$dir/perf.data" --symfs "$OUT/$board/root" 2>&1); then
-		REASON="perf script: $(tail -n 1 <<< "$stacks")"
-		return 1
-	fi
-	# user=N% umax=N kmax=N samples=N
-	user=$(sed -n 's/.*user=\([0-9]*\)%.*/\1/p' <<< "$stacks")
-	release=$(section "$log" uname | cut -d' ' -f1)
-	if kernel_walks_user_stacks "$board" "$release"; then
-		if [ "${user:-0}" -eq 0 ]; then
-			REASON="no user stacks, though this kernel can walk them ($stacks)"
-			return 1
-		fi
-		STACKS="user stacks in $user % of samples (up to $(sed 's/.*umax=\([0-9]*\).*/\1/' <<< "$stacks") frames)"
-		STACKS+=", kernel up to $(sed 's/.*kmax=\([0-9]*\).*/\1/' <<< "$stacks")"
-		set -- compare --symfs "$OUT/$board/root"
-		NOTE="truth per thread and function"
-	else
-		STACKS="kernel walks no user stacks (s390 < 6.7): $user % with user frames"
-		STACKS+=", kernel up to $(sed 's/.*kmax=\([0-9]*\).*/\1/' <<< "$stacks")"
-		set -- threads
-		NOTE="truth per thread"
-	fi
-	# The user stack cache (5.15+ with kernel BTF): how much it reused here.
-	cache=$(section "$log" record | sed -n 's/.*stack cache: .*(\([0-9.]*\) % reused).*/\1/p')
-	STACKS+=", stack cache $([ -n "$cache" ] && echo "$cache % reused" || echo off)"
-	# init.sh records with tiny stack maps: the stacks that collided.
-	spill=$(section "$log" record | sed -n 's/.*stack map collisions: \([0-9]*\) user and \([0-9]*\) kernel.*/\1 user, \2 kernel/p')
-	STACKS+=", spilled ${spill:-none}"
-	if ! python3 "$ROOT/tests/perf_check.py" "$1" "$dir/perf.data" "$dir/workload.out" \
-		"${@:2}" >"$dir/check.out" 2>&1; then
-		REASON="perf script $1: $(tail -n 1 "$dir/check.out")"
-		return 1
-	fi
-	[ "$1" = threads ] && set -- --threads-only || set --
-	if [ "$(section_rc "$log" folded)" != 0 ] ||
-	   ! python3 "$HERE/check.py" folded "$dir/folded.txt" "$dir/workload.out" "$@" \
-		>"$dir/folded.out" 2>&1; then
-		REASON="on-device offcpu report: $(tail -n 1 "$dir/folded.out" "$dir/folded.txt" 2>/dev/null | grep -v '^==' | tr '\n' ' ' | cut -c1-200)"
-		return 1
-	fi
-	NOTE="perf script and on-device report: $NOTE"
-	return 0
+# The verdict of one cell, from check.py: "PASS|variant|btf|stacks|note" or
+# "FAIL|variant|btf|reason".
+check_cell() {	# BOARD DIR
+	python3 "$HERE/check.py" cell "$2" --board "$1" --symfs "$OUT/$1/root" --timeout "$TIMEOUT" ||
+		echo "FAIL|||check.py failed"
 }
 
 # reboot_cell NAME WHY: keep the failed console log as console.NAME.log, boot
@@ -191,7 +105,7 @@ reboot_cell() {
 
 run_cell() {	# BOARD SUITE
 	local board=$1 suite=$2 cell=$1-${VERSION_OF[$2]} dir info kernel pkg ver start secs
-	local verdict=PASS retried=""
+	local verdict variant btf stacks note retried=""
 	dir=$OUT/$board/$suite
 	mkdir -p "$dir"
 	rm -f "$dir/row" "$dir/console.hung.log" "$dir/console.oops.log"
@@ -209,22 +123,21 @@ run_cell() {	# BOARD SUITE
 	if ! booted "$dir/console.log"; then
 		reboot_cell hung "a hung boot"
 	fi
-	REASON="" VARIANT="" BTF="" NOTE="" STACKS=""
-	check_cell "$board" "$dir" || verdict=FAIL
+	IFS='|' read -r verdict variant btf stacks note <<< "$(check_cell "$board" "$dir")"
 	# Those TCG failures (see ACCEL; never twice in a row) get one more
 	# try, and the cell says so; the same failure again, or any other, fails.
-	if [ $verdict = FAIL ] && grep -aqE 'int3: [0-9a-f]+ \[#[0-9]+\]|soft lockup' "$dir/console.log"; then
+	if [ "$verdict" != PASS ] && grep -aqE 'int3: [0-9a-f]+ \[#[0-9]+\]|soft lockup' "$dir/console.log"; then
 		reboot_cell oops "a guest $(grep -aoE -m1 'int3|soft lockup' "$dir/console.log") $(grep -a -m1 'RIP:' "$dir/console.log" | tr -d '\r' | sed 's/.*RIP: *//')"
-		REASON="" VARIANT="" BTF="" NOTE="" STACKS="" verdict=PASS
-		check_cell "$board" "$dir" || verdict=FAIL
+		IFS='|' read -r verdict variant btf stacks note <<< "$(check_cell "$board" "$dir")"
 	fi
 	secs=$(( $(date +%s) - start ))
-	NOTE+=$retried
-	echo "$verdict|$ver|$VARIANT|$BTF|${secs}s|$STACKS|$NOTE" > "$dir/row"
-	if [ $verdict = PASS ]; then
-		echo "PASS $cell ($pkg $ver, $VARIANT, btf $BTF, ${secs}s; $STACKS; $NOTE)"
+	if [ "$verdict" = PASS ]; then
+		note+=$retried
+		echo "PASS|$ver|$variant|$btf|${secs}s|$stacks|$note" > "$dir/row"
+		echo "PASS $cell ($pkg $ver, $variant, btf $btf, ${secs}s; $stacks; $note)"
 	else
-		echo "FAIL $cell: $REASON ($pkg $ver, ${secs}s)"
+		echo "FAIL|$ver|$variant|$btf|${secs}s||$retried" > "$dir/row"
+		echo "FAIL $cell: $stacks ($pkg $ver, ${secs}s)"	# the reason
 	fi
 }
 
