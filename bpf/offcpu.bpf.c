@@ -42,42 +42,36 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, struct offcpu_start);
 } tid_start SEC(".maps");
 
 /*
  * The loader sizes every map below whose definition names no max_entries
- * (and the stack maps' value_size: max stack depth × 8).  A stack id is a hash bucket, and the kernel keeps the first stack of a
+ * (and the stack maps' value_size: max stack depth × 8).  A stack id is a
+ * hash bucket, and the kernel keeps the first stack of a
  * bucket: a stack that collides goes to the spill maps below.  User and
  * kernel stacks live apart, which halves the collisions.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 2048);
 	__uint(key_size, sizeof(__u32));
-	__uint(value_size, 127 * sizeof(__u64));
 } stacks SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 2048);
 	__uint(key_size, sizeof(__u32));
-	__uint(value_size, 127 * sizeof(__u64));
 } kstacks SEC(".maps");
 
 /* Colliding stacks, keyed by their frames: the kernel compares them in full. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 256);
 	__type(key, struct offcpu_spill_key);
 	__type(value, __s32);
 } ustack_spill SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 256);
 	__type(key, struct offcpu_spill_key);
 	__type(value, __s32);
 } kstack_spill SEC(".maps");
@@ -91,14 +85,12 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
 	__type(key, struct offcpu_key);
 	__type(value, struct offcpu_val);
 } sums SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
 /* Drop counters, then the stack cache's (enum offcpu_drop, offcpu_stat). */
@@ -112,21 +104,18 @@ struct {
 /* Filters: tgids (-p, grown on fork), tids (-t), CPUs (-C). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
 	__type(key, __u32);
 	__type(value, __u8);
 } pid_filter SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
 	__type(key, __u32);
 	__type(value, __u8);
 } tid_filter SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
 	__type(key, __u32);
 	__type(value, __u8);
 } cpu_filter SEC(".maps");
