@@ -46,6 +46,7 @@ SRCS    := $(wildcard src/*.c)
 HDRS    := $(wildcard src/*.h bpf/*.h)
 BPF_SRCS:= $(wildcard bpf/*.bpf.c)
 BPF_OBJ := $(BPFB)/offcpu.bpf.o
+BPF_TP_OBJ := $(BPFB)/offcpu_tp.bpf.o
 BTF_ARCHIVE := build/gen/$(TARGET)/btf_archive.bin
 
 .PHONY: FORCE workloads host-workloads all help setup toolchain host asan all-targets test unit fuzz bench btf \
@@ -88,6 +89,9 @@ $(HOSTSYMTC)/.done: toolchain/symlibs.sh toolchain/symlibs.mk
 # --- BPF object, compiled per board (endianness and __TARGET_ARCH differ) ---
 $(BPF_OBJ): $(BPF_SRCS) $(HDRS) $(HOSTTC)/.done | $(BPFB)
 	$(CLANG) $(BPF_CFLAGS) -c bpf/offcpu.bpf.c -o $@
+# The BTF-free variant: a second object without CO-RE relocations.
+$(BPF_TP_OBJ): $(BPF_SRCS) $(HDRS) $(HOSTTC)/.done | $(BPFB)
+	$(CLANG) $(BPF_CFLAGS) -c bpf/offcpu_tp.bpf.c -o $@
 
 $(BPFB) $(B) build/gen/$(TARGET):
 	mkdir -p $@
@@ -104,8 +108,8 @@ $(BTF_ARCHIVE): $(wildcard btf/*/*.btf btf/*.sh btf/*.py) btf/manifest.tsv $(BPF
 	BTF_RELEASE=$(BTF_RELEASE) btf/archive.sh $(TARGET) $(BPF_OBJ) $@ $(BTF_VMLINUX)
 
 # --- the tool ---
-$(B)/embed.o: src/embed.S $(BPF_OBJ) $(BTF_ARCHIVE) | $(B)
-	$(CC) -c -DBPF_OBJ='"$(BPF_OBJ)"' -DBTF_ARCHIVE='"$(BTF_ARCHIVE)"' src/embed.S -o $@
+$(B)/embed.o: src/embed.S $(BPF_OBJ) $(BPF_TP_OBJ) $(BTF_ARCHIVE) | $(B)
+	$(CC) -c -DBPF_OBJ='"$(BPF_OBJ)"' -DBPF_TP_OBJ='"$(BPF_TP_OBJ)"' -DBTF_ARCHIVE='"$(BTF_ARCHIVE)"' src/embed.S -o $@
 
 $(B)/%.o: src/%.c $(HDRS) $(TC)/.done $(SYMTC)/.done | $(B)
 	$(CC) $(CFLAGS) -c $< -o $@
@@ -149,7 +153,7 @@ build/asan/offcpu: $(SRCS) $(HDRS) $(B)/embed.o $(HOSTTC)/.done $(HOSTSYMTC)/.do
 # --- tests ---
 # Unit tests: build/unit/test_X from tests/unit/test_X.c and the sources in
 # UNIT_test_X (their libraries in UNIT_LIBS_test_X), host gcc, ASan+UBSan.
-UNIT_TESTS := test_units test_perf_data test_symbolize test_proc
+UNIT_TESTS := test_units test_perf_data test_symbolize test_proc test_tracefs
 UNIT_test_units := src/btf_archive.c src/cli.c
 UNIT_LIBS_test_units := -lz
 # perf.data writer/reader alone (no libbpf).
@@ -161,6 +165,8 @@ UNIT_LIBS_test_symbolize := -L$(HOSTSYMTC)/lib -lelf -liberty -llzma -lz
 # /proc parsers alone: real maps and status of the test itself, bad lines.
 UNIT_test_proc := src/proc_sync.c
 UNIT_LIBS_test_proc := -pthread
+# tracefs format parser alone: real formats of two kernels, every prefix, bad files.
+UNIT_test_tracefs := src/tracefs.c
 UNIT_CFLAGS := $(COMMON_CFLAGS) -I$(HOSTTC)/include -I$(HOSTSYMTC)/include -g -O0 -fno-omit-frame-pointer
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all
 unit: $(patsubst %,build/unit/%,$(UNIT_TESTS)) build/unit/gen_perf_data build/unit/btf_check

@@ -36,6 +36,11 @@ struct offcpu_config {
 	__u8 stack_cache;	/* reuse user stack ids (tp_btf, 5.15+) */
 	__u8 stack_cache_verify;	/* walk anyway and count wrong reuses */
 	__u8 pad[3];
+	/* tp,hash: record offsets from tracefs's format files (src/tracefs.c). */
+	__u32 tp_prev_state_off, tp_prev_state_size;	/* sched_switch: long */
+	__u32 tp_next_pid_off;
+	__u32 tp_parent_pid_off, tp_child_pid_off;	/* sched_process_fork */
+	__u32 tp_free_pid_off;				/* sched_process_free */
 };
 
 /* Per-thread state kept between switch-out and switch-in. */
@@ -44,7 +49,7 @@ struct offcpu_start {
 	__s32 ustack;		/* stack ids in the stacks map, < 0 if none */
 	__s32 kstack;
 	__u32 state;
-	__u32 pad;
+	__u32 tgid;		/* of the thread, taken at switch-out */
 	__u64 ukey;		/* user registers of the last block, hashed (0: none) */
 };
 
@@ -107,6 +112,7 @@ enum offcpu_drop {
 	DROP_RINGBUF,		/* ring buffer full: a long block summed instead (not lost) */
 	DROP_STORAGE,		/* per-thread start state not stored */
 	DROP_FILTER,		/* pid filter map full (fork tracking) */
+	DROP_KTHREADS,		/* tp,hash: kthreads map full, a kernel thread not recognised */
 	DROP_MAX,
 };
 

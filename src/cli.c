@@ -59,9 +59,9 @@ void cli_usage(FILE *out)
 {
 	fputs(
 "Usage: offcpu [options] [-- command [args]]   record off-CPU time to perf.data\n"
-"       offcpu probe [--btf FILE] [-v]         what this kernel supports, what would be used\n"
+"       offcpu probe [--btf FILE|none] [-v]    what this kernel supports, what would be used\n"
 "       offcpu report [-i perf.data] [...]     top off-CPU stacks (see offcpu report --help)\n"
-"       offcpu selftest                        check the embedded BPF object and BTF archive\n"
+"       offcpu selftest                        check the embedded BPF objects and BTF archive\n"
 "\n"
 "  -o, --output FILE         output file (default perf.data; the old one is kept as FILE.old)\n"
 "  -d, --duration SECS       stop after SECS seconds (default: Ctrl-C, or when the command exits)\n"
@@ -81,8 +81,8 @@ void cli_usage(FILE *out)
 "                            stacks that collide in one go to a spill map an eighth its size\n"
 "      --call-graph WHAT     kernel,user (default), user or kernel\n"
 "  -F, --freq, --on-cpu HZ   also sample on-CPU stacks HZ times a second (cpu-clock event)\n"
-"      --btf FILE            BTF for kernels without /sys/kernel/btf/vmlinux\n"
-"      --variant ATTACH,STORE  force a program variant: tp_btf,task | tp_btf,hash | raw_tp,hash\n"
+"      --btf FILE|none       BTF for kernels without /sys/kernel/btf/vmlinux; none: the BTF-free variant\n"
+"      --variant ATTACH,STORE  force a program variant: tp_btf,task | tp_btf,hash | raw_tp,hash | tp,hash\n"
 "      --stack-cache on|off|verify  reuse a thread's last user stack when it blocks again\n"
 "                            with the same registers (default on); verify: walk anyway\n"
 "                            and count reuses that would have been wrong (-v prints them)\n"

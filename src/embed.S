@@ -1,5 +1,6 @@
 /*
- * The BPF object (built for this board's endianness) and the minimal BTF
+ * The BPF objects (built for this board's endianness: CO-RE, and the
+ * BTF-free variant's) and the minimal BTF
  * archive, linked in as read-only data.  No bpftool skeleton: bpftool before
  * 7.6 refuses big-endian objects, and libbpf opens the bytes directly.
  */
@@ -10,6 +11,12 @@ offcpu_bpf_obj:
 	.incbin BPF_OBJ
 	.global offcpu_bpf_obj_end
 offcpu_bpf_obj_end:
+	.balign 8
+	.global offcpu_tp_bpf_obj
+offcpu_tp_bpf_obj:
+	.incbin BPF_TP_OBJ
+	.global offcpu_tp_bpf_obj_end
+offcpu_tp_bpf_obj_end:
 	.balign 8
 	.global offcpu_btf_archive
 offcpu_btf_archive:

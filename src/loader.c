@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Load and attach the embedded BPF object as the probe decided. */
+#include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -27,6 +30,7 @@
 #define TID_ENTRIES	8192
 #define RINGBUF_BYTES	(256 * 1024)
 #define PID_FILTER_ENTRIES 1024	/* tracked processes, grown on fork */
+#define KTHREAD_ENTRIES	4096	/* a few hundred on a server, a 64-CPU one ~1000 */
 
 static int libbpf_verbosity;
 
@@ -52,26 +56,34 @@ void loader_set_verbosity(int verbose)
  * generate a skeleton for an object of the other byte order, and the
  * toolchain's (Debian's) is older.
  */
-#define MAP(name) { #name, offsetof(struct loader_maps, name) }
-static const struct { const char *name; size_t off; } map_names[] = {
-	MAP(task_start), MAP(tid_start), MAP(stacks), MAP(kstacks), MAP(ustack_spill),
-	MAP(kstack_spill), MAP(sums), MAP(events), MAP(counters), MAP(pid_filter),
-	MAP(tid_filter), MAP(cpu_filter),
+enum { IN_CORE = 1, IN_TP = 2, IN_BOTH = 3 };	/* which object has it */
+#define MAP(name, in) { #name, offsetof(struct loader_maps, name), in }
+static const struct { const char *name; size_t off; int in; } map_names[] = {
+	MAP(task_start, IN_CORE), MAP(tid_start, IN_BOTH), MAP(stacks, IN_BOTH),
+	MAP(kstacks, IN_BOTH), MAP(ustack_spill, IN_BOTH), MAP(kstack_spill, IN_BOTH),
+	MAP(sums, IN_BOTH), MAP(events, IN_BOTH), MAP(counters, IN_BOTH),
+	MAP(pid_filter, IN_BOTH), MAP(tid_filter, IN_BOTH), MAP(cpu_filter, IN_BOTH),
+	MAP(kthreads, IN_TP),
 };
 #undef MAP
-#define PROG(name) { #name, offsetof(struct loader_progs, name) }
-static const struct { const char *name; size_t off; } prog_names[] = {
-	PROG(on_switch_task), PROG(on_switch_hash), PROG(on_switch_raw), PROG(on_fork),
-	PROG(on_exit),
+#define PROG(name, in) { #name, offsetof(struct loader_progs, name), in }
+static const struct { const char *name; size_t off; int in; } prog_names[] = {
+	PROG(on_switch_task, IN_CORE), PROG(on_switch_hash, IN_CORE),
+	PROG(on_switch_raw, IN_CORE), PROG(on_fork, IN_CORE), PROG(on_exit, IN_CORE),
+	PROG(on_switch_tp, IN_TP), PROG(on_fork_tp, IN_TP), PROG(on_free_tp, IN_TP),
 };
 #undef PROG
 
-/* Fills L's map and program pointers; -1 if the object lacks one. */
-static int find_objects(struct loader *l)
+/* Fills L's map and program pointers; -1 if the object lacks one of its own. */
+static int find_objects(struct loader *l, bool tp)
 {
+	int in = tp ? IN_TP : IN_CORE;
+
 	for (size_t i = 0; i < sizeof(map_names) / sizeof(map_names[0]); i++) {
 		struct bpf_map **m = (void *)((char *)&l->maps + map_names[i].off);
 
+		if (!(map_names[i].in & in))
+			continue;
 		*m = bpf_object__find_map_by_name(l->obj, map_names[i].name);
 		if (!*m)
 			return -1;
@@ -79,6 +91,8 @@ static int find_objects(struct loader *l)
 	for (size_t i = 0; i < sizeof(prog_names) / sizeof(prog_names[0]); i++) {
 		struct bpf_program **p = (void *)((char *)&l->progs + prog_names[i].off);
 
+		if (!(prog_names[i].in & in))
+			continue;
 		*p = bpf_object__find_program_by_name(l->obj, prog_names[i].name);
 		if (!*p)
 			return -1;
@@ -135,6 +149,13 @@ static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
 		.has_prev_state_arg = p->prev_state_arg,
 		.stack_cache = loader_stack_cache(o, p),
 		.stack_cache_verify = o->stack_cache == STACK_CACHE_VERIFY,
+		/* The BTF-free object reads its records at the offsets tracefs gave. */
+		.tp_prev_state_off = p->tp.switch_prev_state.offset,
+		.tp_prev_state_size = p->tp.switch_prev_state.size,
+		.tp_next_pid_off = p->tp.switch_next_pid.offset,
+		.tp_parent_pid_off = p->tp.fork_parent_pid.offset,
+		.tp_child_pid_off = p->tp.fork_child_pid.offset,
+		.tp_free_pid_off = p->tp.free_pid.offset,
 	};
 	void *dst = rodata_var(obj, "cfg", sizeof(cfg));
 
@@ -171,7 +192,8 @@ static int select_variant(struct loader *l, const struct offcpu_opts *o,
 {
 	const struct loader_progs *pg = &l->progs;
 	const struct loader_maps *m = &l->maps;
-	struct bpf_program *want = p->use_task_storage ? pg->on_switch_task :
+	struct bpf_program *want = p->classic_tp ? pg->on_switch_tp :
+				   p->use_task_storage ? pg->on_switch_task :
 				   p->tp_btf ? pg->on_switch_hash : pg->on_switch_raw;
 	uint32_t spill = o->stack_entries / SPILL_SHARE;
 	uint32_t ustacks = o->ustack ? o->stack_entries : 1;
@@ -184,11 +206,19 @@ static int select_variant(struct loader *l, const struct offcpu_opts *o,
 	bpf_object__for_each_program(pr, l->obj)
 		bpf_program__set_autoload(pr, false);
 	err |= bpf_program__set_autoload(want, true);
-	if (t->pid_filter)
-		err |= bpf_program__set_autoload(pg->on_fork, true);
-	if (!p->use_task_storage)
-		err |= bpf_program__set_autoload(pg->on_exit, true);
-	err |= bpf_map__set_autocreate(m->task_start, p->use_task_storage);
+	if (p->classic_tp) {
+		/* Forks: kernel threads (-u) and -p; frees: every tid's entries. */
+		if (t->pid_filter || o->user_only)
+			err |= bpf_program__set_autoload(pg->on_fork_tp, true);
+		err |= bpf_program__set_autoload(pg->on_free_tp, true);
+		err |= bpf_map__set_max_entries(m->kthreads, o->user_only ? KTHREAD_ENTRIES : 1);
+	} else {
+		if (t->pid_filter)
+			err |= bpf_program__set_autoload(pg->on_fork, true);
+		if (!p->use_task_storage)
+			err |= bpf_program__set_autoload(pg->on_exit, true);
+		err |= bpf_map__set_autocreate(m->task_start, p->use_task_storage);
+	}
 	err |= bpf_map__set_autocreate(m->tid_start, !p->use_task_storage);
 	err |= bpf_map__set_max_entries(m->tid_start, TID_ENTRIES);
 	err |= bpf_map__set_value_size(m->stacks, o->max_stack * sizeof(uint64_t));
@@ -237,9 +267,8 @@ static uint64_t fd_memlock(int fd)
 
 static void load_error(const struct probe *p, int err)
 {
-	fprintf(stderr, "offcpu: cannot load the BPF program (variant %s,%s, kernel %s): %s%s\n",
-		p->tp_btf ? "tp_btf" : "raw_tp", p->use_task_storage ? "task" : "hash",
-		p->release, strerror(-err),
+	fprintf(stderr, "offcpu: cannot load the BPF program (variant %s, kernel %s): %s%s\n",
+		probe_variant(p), p->release, strerror(-err),
 		libbpf_verbosity < 2 ? " (-vv shows libbpf's and the verifier's log)" : "");
 }
 
@@ -254,12 +283,19 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 	memset(l, 0, sizeof(*l));
 	loader_set_verbosity(o->verbose);
 	l->max_stack = o->max_stack;
-	l->obj = bpf_object__open_mem(offcpu_bpf_obj, offcpu_bpf_obj_end - offcpu_bpf_obj, &oo);
+	/* The BTF-free variant is its own object: libbpf would want vmlinux BTF for the other. */
+	if (p->classic_tp)
+		l->obj = bpf_object__open_mem(offcpu_tp_bpf_obj, offcpu_tp_bpf_obj_end - offcpu_tp_bpf_obj, &oo);
+	else
+		l->obj = bpf_object__open_mem(offcpu_bpf_obj, offcpu_bpf_obj_end - offcpu_bpf_obj, &oo);
+	l->kthreads_fd = -1;
+	l->classic_tp = p->classic_tp;
+	l->tp = p->tp;
 	if (!l->obj) {
 		fprintf(stderr, "offcpu: cannot open the embedded BPF object: %s\n", strerror(errno));
 		return -1;
 	}
-	if (find_objects(l) || configure(l->obj, o, t, p) || select_variant(l, o, t, p)) {
+	if (find_objects(l, p->classic_tp) || configure(l->obj, o, t, p) || select_variant(l, o, t, p)) {
 		fprintf(stderr, "offcpu: the embedded BPF object does not match this build\n");
 		return -1;
 	}
@@ -276,6 +312,8 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 	l->kstack_spill_fd = bpf_map__fd(l->maps.kstack_spill);
 	l->counters_fd = bpf_map__fd(l->maps.counters);
 	l->pid_filter_fd = bpf_map__fd(l->maps.pid_filter);
+	if (p->classic_tp && o->user_only)
+		l->kthreads_fd = bpf_map__fd(l->maps.kthreads);
 	if (fill_filter(l->maps.pid_filter, &t->pids) ||
 	    fill_filter(l->maps.tid_filter, &o->tids) ||
 	    fill_filter(l->maps.cpu_filter, &o->cpus)) {
@@ -288,25 +326,158 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 	return 0;
 }
 
+/* Whether /proc/TID/stat's flags have PF_KTHREAD. */
+static bool is_kthread(const char *stat_path)
+{
+	char line[512], *p;
+	unsigned int flags;
+	FILE *f = fopen(stat_path, "r");
+	bool kthread = false;
+
+	if (!f)
+		return false;
+	/* The name may hold ") ": the fields follow the last one. */
+	if (fgets(line, sizeof(line), f) && (p = strrchr(line, ')')) &&
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %u", &flags) == 1)
+		kthread = flags & OFFCPU_PF_KTHREAD;
+	fclose(f);
+	return kthread;
+}
+
+/*
+ * The kernel threads that exist now (kthreadd's later children are added by
+ * on_fork_tp, attached before this).  Kernel threads have no other threads,
+ * so /proc's process entries list them all.  A full map is counted by the
+ * program's DROP_KTHREADS for forks; here it is one warning.
+ */
+static int seed_kthreads(int fd)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *dir = opendir("/proc");
+	uint8_t one = 1;
+	int full = 0;
+
+	if (!dir) {
+		fprintf(stderr, "offcpu: cannot list /proc to recognise kernel threads: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	while ((d = readdir(dir))) {
+		uint32_t tid = (uint32_t)strtoul(d->d_name, NULL, 10);
+
+		if (!tid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/stat", tid);
+		if (is_kthread(path) && bpf_map_update_elem(fd, &tid, &one, BPF_ANY))
+			full++;
+	}
+	closedir(dir);
+	if (full)
+		fprintf(stderr, "offcpu: %d kernel threads not recognised (kthreads map full): "
+			"their blocks are recorded\n", full);
+	return 0;
+}
+
+/*
+ * A classic tracepoint by the id read from its format (libbpf would look it
+ * up in a tracefs that offcpu may have mounted only for the reading).  One
+ * event on CPU 0 is enough: the program runs for the tracepoint on every CPU.
+ */
+static struct bpf_link *attach_tracepoint(struct bpf_program *pr, uint32_t id)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_TRACEPOINT, .size = sizeof(attr), .config = id,
+	};
+	struct bpf_link *link;
+	int fd, err;
+
+	fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	link = bpf_program__attach_perf_event(pr, fd);
+	if (!link) {
+		err = errno;
+		close(fd);
+		errno = err;
+	}
+	return link;
+}
+
+static uint32_t tracepoint_id(const struct loader *l, struct bpf_program *pr)
+{
+	const char *name = bpf_program__name(pr);
+
+	if (!l->classic_tp)
+		return 0;
+	return !strcmp(name, "on_switch_tp") ? l->tp.switch_id :
+	       !strcmp(name, "on_fork_tp") ? l->tp.fork_id :
+	       !strcmp(name, "on_free_tp") ? l->tp.free_id : 0;
+}
+
+static int attach_one(struct loader *l, struct bpf_program *pr)
+{
+	uint32_t id = tracepoint_id(l, pr);
+	struct bpf_link *link = id ? attach_tracepoint(pr, id) : bpf_program__attach(pr);
+
+	if (!link) {
+		fprintf(stderr, "offcpu: cannot attach %s (%s): %s\n",
+			bpf_program__name(pr), bpf_program__section_name(pr),
+			strerror(errno));
+		return -1;
+	}
+	l->links[l->nr_links++] = link;
+	return 0;
+}
+
+static bool is_switch(struct bpf_program *pr)
+{
+	return strstr(bpf_program__section_name(pr), "sched_switch") != NULL;
+}
+
+/*
+ * Fork and exit hooks first, then the kernel threads of now, then
+ * sched_switch: no thread is created unseen between the /proc scan and the
+ * first recorded block.
+ */
 int loader_attach(struct loader *l)
 {
 	struct bpf_program *pr;
 
-	bpf_object__for_each_program(pr, l->obj) {
-		struct bpf_link *link;
-
-		if (!bpf_program__autoload(pr))
-			continue;
-		link = bpf_program__attach(pr);
-		if (!link) {
-			fprintf(stderr, "offcpu: cannot attach %s (%s): %s\n",
-				bpf_program__name(pr), bpf_program__section_name(pr),
-				strerror(errno));
+	bpf_object__for_each_program(pr, l->obj)
+		if (bpf_program__autoload(pr) && !is_switch(pr) && attach_one(l, pr))
 			return -1;
-		}
-		l->links[l->nr_links++] = link;
-	}
+	if (l->kthreads_fd >= 0 && seed_kthreads(l->kthreads_fd))
+		return -1;
+	bpf_object__for_each_program(pr, l->obj)
+		if (bpf_program__autoload(pr) && is_switch(pr) && attach_one(l, pr))
+			return -1;
 	return 0;
+}
+
+uint64_t loader_missed(const struct loader *l)
+{
+	uint64_t missed = 0;
+
+	for (int i = 0; i < l->nr_links; i++) {
+		struct bpf_prog_info info = { 0 };
+		uint32_t len = sizeof(info);
+		int fd = bpf_link__fd(l->links[i]);
+		struct bpf_link_info link = { 0 };
+		uint32_t link_len = sizeof(link);
+		int prog_fd;
+
+		/* A perf-event link has no program fd of its own: find it by id. */
+		if (bpf_link_get_info_by_fd(fd, &link, &link_len))
+			continue;
+		prog_fd = bpf_prog_get_fd_by_id(link.prog_id);
+		if (prog_fd < 0)
+			continue;
+		if (!bpf_prog_get_info_by_fd(prog_fd, &info, &len))
+			missed += info.recursion_misses;
+		close(prog_fd);
+	}
+	return missed;
 }
 
 void loader_print_maps(const struct loader *l, FILE *out)
@@ -337,24 +508,34 @@ void loader_close(struct loader *l)
 	l->obj = NULL;
 }
 
-int loader_selftest(FILE *out)
+static int selftest_object(FILE *out, const char *what, const unsigned char *bytes,
+			   const unsigned char *end)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "offcpu");
 	struct bpf_object *obj;
 	struct bpf_program *pr;
 	struct bpf_map *m;
 
-	libbpf_set_print(print_libbpf);
-	obj = bpf_object__open_mem(offcpu_bpf_obj, offcpu_bpf_obj_end - offcpu_bpf_obj, &oo);
+	obj = bpf_object__open_mem(bytes, end - bytes, &oo);
 	if (!obj) {
-		fprintf(stderr, "offcpu: cannot open the embedded BPF object: %s\n", strerror(errno));
+		fprintf(stderr, "offcpu: cannot open the embedded %s BPF object: %s\n", what,
+			strerror(errno));
 		return -1;
 	}
-	fprintf(out, "bpf object: %zu bytes\n", (size_t)(offcpu_bpf_obj_end - offcpu_bpf_obj));
+	fprintf(out, "bpf object %s: %zu bytes\n", what, (size_t)(end - bytes));
 	bpf_object__for_each_program(pr, obj)
 		fprintf(out, "program: %s %s\n", bpf_program__name(pr), bpf_program__section_name(pr));
 	bpf_object__for_each_map(m, obj)
 		fprintf(out, "map: %s type %d\n", bpf_map__name(m), bpf_map__type(m));
 	bpf_object__close(obj);
+	return 0;
+}
+
+int loader_selftest(FILE *out)
+{
+	libbpf_set_print(print_libbpf);
+	if (selftest_object(out, "CO-RE", offcpu_bpf_obj, offcpu_bpf_obj_end) ||
+	    selftest_object(out, "BTF-free", offcpu_tp_bpf_obj, offcpu_tp_bpf_obj_end))
+		return -1;
 	return 0;
 }

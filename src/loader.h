@@ -17,16 +17,20 @@ struct bpf_link;
 struct bpf_map;
 struct bpf_program;
 
-/* Every map and program of the object (see loader.c's name tables). */
+/*
+ * Every map and program of the two objects (see loader.c's name tables):
+ * the CO-RE object's, or the BTF-free one's (tp,hash); those of the other
+ * object are NULL.
+ */
 struct loader_maps {
 	struct bpf_map *task_start, *tid_start, *stacks, *kstacks, *ustack_spill,
 		*kstack_spill, *sums, *events, *counters, *pid_filter, *tid_filter,
-		*cpu_filter;
+		*cpu_filter, *kthreads;
 };
 
 struct loader_progs {
 	struct bpf_program *on_switch_task, *on_switch_hash, *on_switch_raw, *on_fork,
-		*on_exit;
+		*on_exit, *on_switch_tp, *on_fork_tp, *on_free_tp;
 };
 
 struct loader {
@@ -37,6 +41,9 @@ struct loader {
 	int nr_links;
 	int events_fd, sums_fd, stacks_fd, kstacks_fd, counters_fd, pid_filter_fd;
 	int ustack_spill_fd, kstack_spill_fd;	/* stacks that collided, by frames */
+	int kthreads_fd;	/* tp,hash with -u: kernel threads by tid, else -1 */
+	bool classic_tp;	/* tp,hash: attached by the tracepoint ids in tp */
+	struct tracefs_sched tp;
 	uint32_t max_stack;	/* frames per stack map entry */
 	size_t stack_ids;	/* ids a stack map can hand out (its buckets) */
 	uint64_t memlock;	/* bytes locked by our maps (fdinfo) */
@@ -49,6 +56,13 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 		const struct probe *p);
 int loader_attach(struct loader *l);
 void loader_print_maps(const struct loader *l, FILE *out);
+
+/*
+ * Runs of the attached programs the kernel skipped because a BPF program
+ * (or, for classic tracepoints, a BPF map syscall) held the CPU: blocks
+ * that may be lost.  0 where the kernel does not count them.
+ */
+uint64_t loader_missed(const struct loader *l);
 void loader_detach(struct loader *l);
 void loader_close(struct loader *l);
 

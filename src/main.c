@@ -259,7 +259,7 @@ static void print_stack_cache(const struct offcpu_opts *o, const uint64_t *n)
 }
 
 static void print_summary(const struct offcpu_opts *o, const struct probe *p,
-			  const struct collector_stats *st)
+			  const struct collector_stats *st, uint64_t missed)
 {
 	static const char *const what[DROP_MAX] = {
 		[DROP_USTACK] = "user stacks not recorded (stack maps full: raise --stack-entries)",
@@ -268,6 +268,7 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 		[DROP_RINGBUF] = "long blocks summed with the short ones (ring buffer full)",
 		[DROP_STORAGE] = "blocks not tracked (per-thread storage full)",
 		[DROP_FILTER] = "forked processes not followed (pid filter full)",
+		[DROP_KTHREADS] = "kernel threads not recognised, their blocks recorded (kthreads map full)",
 	};
 	const uint64_t *n = st->counters;
 	uint64_t lost = collector_lost(st);
@@ -287,6 +288,10 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 	if (st->lost_task_events)
 		fprintf(stderr, "[ offcpu: %llu task events lost (process names/maps may be missing) ]\n",
 			(unsigned long long)st->lost_task_events);
+	if (missed)
+		fprintf(stderr, "[ offcpu: %llu program runs skipped by the kernel (another BPF program "
+			"or map operation on the CPU): blocks may be missing ]\n",
+			(unsigned long long)missed);
 }
 
 struct session {
@@ -392,12 +397,14 @@ static int record(const struct offcpu_opts *o)
 {
 	struct session s = { .o = o, .ch = { .go_fd = -1, .err_fd = -1 } };
 	struct collector_stats st;
+	uint64_t missed = 0;
 	int err = -1;
 
 	set_signals();
 	if (session_setup(&s))
 		goto out;
 	session_loop(&s);
+	missed = loader_missed(&s.ld);
 	/* Detach first: nothing may arrive after the final drain. */
 	loader_detach(&s.ld);
 	err = collector_finish(s.c, &st);
@@ -406,7 +413,7 @@ static int record(const struct offcpu_opts *o)
 		err = -1;
 	s.w = NULL;
 	if (!err)
-		print_summary(o, &s.probe, &st);
+		print_summary(o, &s.probe, &st, missed);
 	if (stop_signal && o->verbose)
 		fprintf(stderr, "offcpu: stopped by signal %d\n", (int)stop_signal);
 out:

@@ -3,6 +3,7 @@
 #include <byteswap.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <gelf.h>
 #include <linux/capability.h>
 #include <stdint.h>
@@ -166,16 +167,35 @@ struct btf *probe_btf_parse(const char *path)
 	return btf__parse(path, NULL);
 }
 
+/* Append one step of the BTF search to p->chain. */
+static void chain(struct probe *p, const char *fmt, ...)
+{
+	size_t used = strlen(p->chain);
+	va_list ap;
+
+	if (used >= sizeof(p->chain) - 1)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(p->chain + used, sizeof(p->chain) - used, fmt, ap);
+	va_end(ap);
+}
+
+static bool btf_none(const char *btf_file)
+{
+	return btf_file && !strcmp(btf_file, "none");
+}
+
 /*
  * CO-RE needs BTF: an explicit --btf wins (so it can be tested, and so a user
  * can correct a kernel's broken BTF), then the kernel's own, then the archive
  * embedded in the binary.  Kernel BTF alone decides whether tp_btf works.
+ * Returns 0 when BTF was found, 1 when there is none (the BTF-free variant
+ * is next), -1 after one line on a bad --btf FILE.
  */
 static int find_btf(struct probe *p, const char *btf_file)
 {
 	struct btf *btf;
 
-	p->kernel_btf = !access(SYS_BTF, R_OK);
 	if (btf_file) {
 		btf = probe_btf_parse(btf_file);
 		if (!btf) {
@@ -186,20 +206,70 @@ static int find_btf(struct probe *p, const char *btf_file)
 		btf__free(btf);
 		snprintf(p->btf_path, sizeof(p->btf_path), "%s", btf_file);
 		p->btf = BTF_FILE;
+		chain(p, "--btf %s (given: wins)", btf_file);
 		return 0;
 	}
 	if (p->kernel_btf) {
 		p->btf = BTF_KERNEL;
+		chain(p, "kernel BTF %s", SYS_BTF);
 		return 0;
 	}
+	chain(p, "kernel BTF: %s missing -> ", SYS_BTF);
 	if (!embedded_btf(p)) {
 		p->btf = BTF_EMBEDDED;
+		chain(p, "embedded: %s %s", p->machine, p->release);
 		return 0;
 	}
-	fprintf(stderr, "offcpu: no BTF for kernel %s %s: %s is missing and none is embedded; "
-		"give one with --btf FILE (see README: BTF_VMLINUX)\n",
-		p->release, p->machine, SYS_BTF);
+	chain(p, "embedded: none for %s %s -> --btf: not given -> ", p->machine, p->release);
+	return 1;
+}
+
+/* The BTF-free variant's record layouts; FORCED: asked for, not the last resort. */
+static int find_formats(struct probe *p, bool forced)
+{
+	char err[256];
+
+	if (!tracefs_sched_read(&p->tp, err, sizeof(err))) {
+		chain(p, "none: classic tracepoints, record layouts from %s%s",
+		      p->tp.dir, p->tp.mounted ? " (mounted for the reading)" : "");
+		return 0;
+	}
+	if (forced)
+		fprintf(stderr, "offcpu: the BTF-free variant needs the sched tracepoints' formats from tracefs: %s\n",
+			err);
+	else
+		fprintf(stderr, "offcpu: no BTF for kernel %s %s (%s is missing, none is embedded, no --btf FILE) "
+			"and no tracepoint format for the BTF-free variant (%s)\n",
+			p->release, p->machine, SYS_BTF, err);
 	return -1;
+}
+
+/*
+ * Where the program's types come from: BTF (find_btf), or none, when none
+ * is found or the BTF-free variant is asked for (--btf none, --variant
+ * tp,hash).
+ */
+static int find_types(struct probe *p, const char *btf_file, const char *variant)
+{
+	bool tp = variant && !strcmp(variant, "tp,hash");
+	int r;
+
+	p->kernel_btf = !access(SYS_BTF, R_OK);
+	if (btf_none(btf_file) && variant && !tp) {
+		fprintf(stderr, "offcpu: --btf none runs the BTF-free variant tp,hash, not --variant %s\n",
+			variant);
+		return -1;
+	}
+	if (tp && btf_file && !btf_none(btf_file)) {
+		fprintf(stderr, "offcpu: --variant tp,hash uses no BTF: drop --btf %s\n", btf_file);
+		return -1;
+	}
+	if (tp || btf_none(btf_file)) {
+		chain(p, "%s: no BTF used -> ", tp ? "--variant tp,hash" : "--btf none");
+		return find_formats(p, true);
+	}
+	r = find_btf(p, btf_file);
+	return r > 0 ? find_formats(p, false) : r;
 }
 
 /* sched_switch's BTF prototype has prev_state as its 4th argument (5.18+). */
@@ -255,7 +325,7 @@ static void probe_btf_facts(struct probe *p)
 	btf__free(btf);
 }
 
-static int choose_variant(struct probe *p, const char *variant)
+static int choose_variant(struct probe *p, const char *btf_file, const char *variant)
 {
 	if (variant) {
 		if (!strcmp(variant, "tp_btf,task")) {
@@ -264,9 +334,16 @@ static int choose_variant(struct probe *p, const char *variant)
 			p->tp_btf = true;
 		} else if (!strcmp(variant, "raw_tp,hash")) {
 			p->tp_btf = false;
+		} else if (!strcmp(variant, "tp,hash")) {
+			p->classic_tp = true;
 		} else {
-			fprintf(stderr, "offcpu: invalid --variant '%s': expected tp_btf,task, tp_btf,hash or raw_tp,hash\n",
+			fprintf(stderr, "offcpu: invalid --variant '%s': expected tp_btf,task, tp_btf,hash, raw_tp,hash or tp,hash\n",
 				variant);
+			return -1;
+		}
+		if (!p->classic_tp && p->btf == BTF_NONE) {
+			fprintf(stderr, "offcpu: --variant %s needs BTF, and there is none: %s\n",
+				variant, p->chain);
 			return -1;
 		}
 		if (p->tp_btf && !p->kernel_btf) {
@@ -280,6 +357,12 @@ static int choose_variant(struct probe *p, const char *variant)
 			return -1;
 		}
 		snprintf(p->why, sizeof(p->why), "forced by --variant");
+		return 0;
+	}
+	if (p->btf == BTF_NONE) {
+		p->classic_tp = true;
+		snprintf(p->why, sizeof(p->why), "%s: classic tracepoints, no CO-RE, hash keyed by tid",
+			 btf_none(btf_file) ? "--btf none" : "no BTF for this kernel");
 		return 0;
 	}
 	p->tp_btf = p->kernel_btf;
@@ -367,17 +450,44 @@ int probe_kernel(struct probe *p, const char *btf_file, const char *variant)
 		fprintf(stderr, "offcpu: not allowed to load BPF programs: run as root or with CAP_BPF and CAP_PERFMON\n");
 		return -1;
 	}
-	if (check_bpf() || check_tracepoint() || find_btf(p, btf_file))
+	if (check_bpf() || check_tracepoint() || find_types(p, btf_file, variant))
 		return -1;
 	p->task_storage = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
 	p->ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
 	p->jit = read_flag("/proc/sys/net/core/bpf_jit_enable");
-	probe_btf_facts(p);
-	if (choose_variant(p, variant))
+	if (p->btf != BTF_NONE)
+		probe_btf_facts(p);
+	if (choose_variant(p, btf_file, variant))
 		return -1;
 	/* The user stack cache reads user registers through a BTF task pointer. */
 	p->task_pt_regs = p->tp_btf && p->kver >= KVER(5, 15, 0);
 	return 0;
+}
+
+const char *probe_variant(const struct probe *p)
+{
+	if (p->classic_tp)
+		return "tp,hash";
+	if (!p->tp_btf)
+		return "raw_tp,hash";
+	return p->use_task_storage ? "tp_btf,task" : "tp_btf,hash";
+}
+
+/* The BTF-free variant: what it reads from where, and what it cannot do. */
+static void print_classic(const struct probe *p, FILE *out)
+{
+	const struct tracefs_sched *t = &p->tp;
+
+	fprintf(out, "attach: tracepoint/sched/sched_switch, sched_process_fork, sched_process_free\n");
+	fprintf(out, "record layout: %s: sched_switch prev_state +%u (%u bytes), next_pid +%u; "
+		"sched_process_fork parent_pid +%u, child_pid +%u; sched_process_free pid +%u\n",
+		t->dir, t->switch_prev_state.offset, t->switch_prev_state.size,
+		t->switch_next_pid.offset, t->fork_parent_pid.offset,
+		t->fork_child_pid.offset, t->free_pid.offset);
+	fprintf(out, "task storage: hash by tid, entries freed on sched_process_free\n");
+	fprintf(out, "state: the record's prev_state (TASK_IDLE, reported as I, counted as D)\n");
+	fprintf(out, "thread ids: bpf_get_current_pid_tgid at switch-out, tgid kept for switch-in\n");
+	fprintf(out, "kernel threads: PF_KTHREAD in /proc at start, then the children of kthreadd (pid 2)\n");
 }
 
 void probe_print(const struct probe *p, FILE *out)
@@ -391,20 +501,25 @@ void probe_print(const struct probe *p, FILE *out)
 	fprintf(out, "arch: %s\n", p->machine);
 	fprintf(out, "btf: %s%s%s\n", src[p->btf],
 		p->btf == BTF_FILE ? " " : "", p->btf == BTF_FILE ? p->btf_path : "");
-	fprintf(out, "variant: %s,%s\n", p->tp_btf ? "tp_btf" : "raw_tp",
-		p->use_task_storage ? "task" : "hash");
-	fprintf(out, "attach: %s/sched_switch\n", p->tp_btf ? "tp_btf" : "raw_tp");
-	fprintf(out, "task storage: %s\n", p->use_task_storage ? "task local storage" :
-		p->task_storage ? "hash by tid (task storage available)" :
-				  "hash by tid (no task local storage)");
-	fprintf(out, "state field: %s\n", p->state_new ? "__state" : "state");
-	fprintf(out, "prev_state argument: %s (%s)\n", p->prev_state_arg ? "yes" : "no",
-		p->prev_state_why);
+	fprintf(out, "btf chain: %s\n", p->chain);
+	fprintf(out, "variant: %s\n", probe_variant(p));
+	if (p->classic_tp) {
+		print_classic(p, out);
+	} else {
+		fprintf(out, "attach: %s/sched_switch\n", p->tp_btf ? "tp_btf" : "raw_tp");
+		fprintf(out, "task storage: %s\n", p->use_task_storage ? "task local storage" :
+			p->task_storage ? "hash by tid (task storage available)" :
+					  "hash by tid (no task local storage)");
+		fprintf(out, "state field: %s\n", p->state_new ? "__state" : "state");
+		fprintf(out, "prev_state argument: %s (%s)\n", p->prev_state_arg ? "yes" : "no",
+			p->prev_state_why);
+	}
 	fprintf(out, "ring buffer: %s\n", p->ringbuf ? "yes" : "no");
 	fprintf(out, "jit: %s\n", p->jit ? "yes" : "no (interpreter)");
 	fprintf(out, "stacks: bpf_get_stackid, user stacks by frame pointer%s\n",
 		!strcmp(p->machine, "s390x") ? " (back chain)" : "");
 	fprintf(out, "user stack cache: %s\n", p->task_pt_regs ? "yes (bpf_task_pt_regs)" :
+		p->classic_tp ? "no (BTF-free variant: no task registers, every user stack is walked)" :
 		p->tp_btf ? "no (bpf_task_pt_regs needs 5.15+)" : "no (needs kernel BTF)");
 	fprintf(out, "why: %s\n", p->why);
 }

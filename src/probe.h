@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "tracefs.h"
+
 enum btf_source {
 	BTF_NONE,
 	BTF_KERNEL,	/* /sys/kernel/btf/vmlinux */
@@ -35,15 +37,22 @@ struct probe {
 	bool task_pt_regs;	/* bpf_task_pt_regs (5.15+, tp_btf): the user stack cache */
 	bool tp_btf;		/* variant: tp_btf (else raw_tp) */
 	bool use_task_storage;	/* variant: task local storage (else hash) */
+	bool classic_tp;	/* variant tp,hash: no BTF, classic tracepoints */
+	struct tracefs_sched tp;	/* their record layouts (classic_tp) */
+	char chain[512];	/* where BTF was looked for, and why the search stopped */
 	char why[256];		/* why the variant was chosen */
 };
 
 /*
- * Probe the kernel.  BTF_FILE is --btf or NULL; VARIANT forces a variant
- * ("tp_btf,task", "tp_btf,hash", "raw_tp,hash") or is NULL.  Returns 0, or -1
- * after printing one line that says what is missing and what to do.
+ * Probe the kernel.  BTF_FILE is --btf (a file, or "none" for the BTF-free
+ * variant) or NULL; VARIANT forces a variant ("tp_btf,task", "tp_btf,hash",
+ * "raw_tp,hash", "tp,hash") or is NULL.  Returns 0, or -1 after printing one
+ * line that says what is missing and what to do.
  */
 int probe_kernel(struct probe *p, const char *btf_file, const char *variant);
+
+/* "tp_btf,task", "tp_btf,hash", "raw_tp,hash" or "tp,hash". */
+const char *probe_variant(const struct probe *p);
 
 /* `offcpu probe` and -v: one "key: value" line per fact. */
 void probe_print(const struct probe *p, FILE *out);

@@ -36,6 +36,7 @@ for mk in "$ROOT"/board/*.mk; do
 	$run "$bin" selftest >"$WORK/st" 2>&1
 	rc=$?
 	if [ $rc -eq 0 ] && grep -q 'program: on_switch_raw raw_tp/sched_switch' "$WORK/st" &&
+	   grep -q 'program: on_switch_tp tracepoint/sched/sched_switch' "$WORK/st" &&
 	   grep -q 'map: stacks' "$WORK/st"; then
 		pass "static-$b-selftest"
 	else

@@ -13,7 +13,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 # Without kernel BTF only raw_tp can load, against a BTF reduced from the
 # kernel's vmlinux (use_host_btf) instead of /sys/kernel/btf/vmlinux.
-VARIANTS="tp_btf,task tp_btf,hash raw_tp,hash"
+VARIANTS="tp_btf,task tp_btf,hash raw_tp,hash tp,hash"
 FULL_BTF=/sys/kernel/btf/vmlinux
 if [ ! -r /sys/kernel/btf/vmlinux ] || [ -n "${OFFCPU_TEST_FORCE_BTF:-}" ]; then
 	use_host_btf || { skip variants "$BTF_WHY"; exit 0; }

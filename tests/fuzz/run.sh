@@ -32,7 +32,7 @@ libbpf_fuzz() {
 # The symbolizer's demangler and MiniDebugInfo decoder (toolchain/symlibs.sh).
 symlibs=(-I"$CACHE/toolchain/host-sym/include" -L"$CACHE/toolchain/host-sym/lib" -lelf -liberty -llzma -lz)
 names=("$@")
-[ $# -gt 0 ] || names=(perf_data btf_archive elf report proc btf_file)
+[ $# -gt 0 ] || names=(perf_data btf_archive elf report proc btf_file tracefs)
 for name in "${names[@]}"; do
 	corpus=$name extra=()
 	case $name in
@@ -42,6 +42,7 @@ for name in "${names[@]}"; do
 	report) srcs=("$ROOT"/src/{report,perf_data_reader,symbolize,flamegraph,build_id,proc_sync,hashset,debuginfo,demangle}.c)
 		libs=("${symlibs[@]}") corpus=perf_data extra=(-close_fd_mask=2) ;;
 	proc) srcs=("$ROOT/src/proc_sync.c") libs=() ;;
+	tracefs) srcs=("$ROOT/src/tracefs.c") libs=() ;;
 	btf_file) srcs=("$ROOT/src/probe.c" "$ROOT/src/btf_archive.c")
 		libs=($(libbpf_fuzz) -lelf -lz) ;;
 	esac
