@@ -1,7 +1,11 @@
 #!/bin/bash
 # `make btf`: regenerate the committed minimal BTF files and btf/manifest.tsv
-# for the kernels in btf/kernels.txt, from Debian's debug kernel packages
-# (only the vmlinux is extracted; packages and full BTF stay in the cache).
+# for the kernels in btf/kernels.txt: from the kernel image's own .BTF where
+# the kernel has BTF (the images the QEMU matrix boots), else from Debian's
+# debug kernel package (only the vmlinux is extracted; packages and full BTF
+# stay in the cache).
+#   btf/generate.sh [BOARD-SUITE...]   only these kernels (x86_64-trixie); the
+#                                     manifest keeps the other rows
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
@@ -12,9 +16,11 @@ DL=$CACHE/btf
 mkdir -p "$DL"
 manifest=$HERE/manifest.tsv.new
 printf 'release\tarch\tpackage\tversion\tsha256\tfile\n' > "$manifest"
-grep -v '^#' "$HERE/kernels.txt" | while read -r board suite flavour; do
-	[ -n "$board" ] || continue
-	make -s -C "$ROOT" TARGET="$board" build/bpf/"$board"/offcpu.bpf.o
+# full_from_dbg SUITE FLAVOUR: the full BTF of the current kernel of
+# FLAVOUR, encoded by pahole from its -dbg package's DWARF (a kernel built
+# without BTF); sets pkg, ver, release, full.
+full_from_dbg() {
+	local suite=$1 flavour=$2 meta deb vmlinux
 	meta=linux-image-$flavour-dbg
 	pkg=$("$APT" --cache show "$meta/$suite" | awk -F': ' '/^Depends:/ { print $2; exit }' | cut -d' ' -f1)
 	ver=$("$APT" --cache show "$pkg/$suite" | awk '/^Version:/ { print $2; exit }')
@@ -39,6 +45,30 @@ grep -v '^#' "$HERE/kernels.txt" | while read -r board suite flavour; do
 		mv "$full.tmp" "$full"
 		echo "btf: $full ($(stat -c %s "$full") bytes, pahole $(pahole --version))" >&2
 	fi
+}
+
+# full_from_image BOARD SUITE: the kernel's own .BTF, taken from the image
+# the QEMU matrix boots (qemu-tests/fetch.sh): no -dbg package where the
+# kernel has BTF; sets pkg, ver, release, full.
+full_from_image() {
+	local image order
+	IFS=$'\t' read -r image pkg ver <<< "$("$ROOT/qemu-tests/fetch.sh" kernel "$1" "$2")"
+	read -r order release <<< "$(python3 "$HERE/image_btf.py" "$image" "$DL/image.btf.tmp")"
+	full=$DL/vmlinux-$release.btf
+	mv "$DL/image.btf.tmp" "$full"
+	echo "btf: $full ($(stat -c %s "$full") bytes, $order-endian, from $pkg's image)" >&2
+}
+
+ONLY=" $* "
+grep -v '^#' "$HERE/kernels.txt" | while read -r board suite flavour source; do
+	[ -n "$board" ] || continue
+	[ $# -eq 0 ] || [[ "$ONLY" == *" $board-$suite "* ]] || continue
+	make -s -C "$ROOT" TARGET="$board" build/bpf/"$board"/offcpu.bpf.o
+	if [ "${source:-dbg}" = image ]; then
+		full_from_image "$board" "$suite"
+	else
+		full_from_dbg "$suite" "$flavour"
+	fi
 	arch=$(awk '$1 == "UNAME_M" { print $3 }' "$ROOT/board/$board.mk")
 	deb_arch=$(awk '$1 == "DEB_ARCH" { print $3 }' "$ROOT/board/$board.mk")
 	mkdir -p "$HERE/$deb_arch"
@@ -49,6 +79,14 @@ grep -v '^#' "$HERE/kernels.txt" | while read -r board suite flavour; do
 		"$(sha256sum "$HERE/$out" | cut -d' ' -f1)" "$out" >> "$manifest"
 	echo "btf: $out ($(stat -c %s "$HERE/$out") bytes) from $pkg $ver" >&2
 done
+if [ $# -gt 0 ]; then
+	# The rows of the other kernels stay; a regenerated file replaces its row.
+	tail -n +2 "$HERE/manifest.tsv" | while IFS=$'\t' read -r r a p v h file; do
+		cut -f6 "$manifest" | grep -qxF "$file" || printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$a" "$p" "$v" "$h" "$file"
+	done >> "$manifest"
+	mv "$manifest" "$HERE/manifest.tsv"
+	exit 0
+fi
 mv "$manifest" "$HERE/manifest.tsv"
 # The manifest is the list: drop files of kernels no longer listed.
 for f in "$HERE"/*/*.btf; do

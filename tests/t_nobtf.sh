@@ -77,7 +77,8 @@ fi
 
 # Fork storm: entries of dead threads leave tid_start (sched_process_free).
 # The map is dumped while this offcpu still records (by its id: other
-# offcpu processes may have a tid_start too), then the recording is ended.
+# offcpu processes may have a tid_start too), then the recording is ended
+# (-d only bounds it: a loaded machine takes minutes for the storm).
 BPFTOOL=$("$ROOT/btf/min_btf.sh" bpftool 2>/dev/null)
 map_entries() {	# PID NAME: entries of map NAME held by process PID, or "none"
 	local ids id
@@ -92,7 +93,7 @@ for m in json.load(sys.stdin):
 	"$BPFTOOL" -j map dump id "$id" | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))'
 }
 if [ -x "$BPFTOOL" ]; then
-	"$OFFCPU" --btf none -d 60 -o "$WORK/storm.data" 2>"$WORK/storm.err" &
+	"$OFFCPU" --btf none -d 900 -o "$WORK/storm.data" 2>"$WORK/storm.err" &
 	op=$!
 	sleep 1
 	for r in $(seq 1 30); do

@@ -10,20 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "tracefs.h"
-
-static int failed;
-
-#define CHECK(name, cond, ...) do {					\
-	if (cond) {							\
-		printf("PASS %s\n", name);				\
-	} else {							\
-		printf("FAIL %s: ", name);				\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		failed = 1;						\
-	}								\
-} while (0)
 
 #define HDR "format:\n" \
 	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n" \
@@ -173,5 +161,5 @@ int main(void)
 	test_real_formats();
 	test_bad_formats();
 	test_prefixes();
-	return failed;
+	return failures != 0;
 }
