@@ -36,7 +36,7 @@ CC      := $(TRIPLE)-gcc-12 -specs $(TC)/musl-gcc.specs
 CFLAGS  := $(COMMON_CFLAGS) -DOFFCPU_LIBS='"$(LIB_VERSIONS)"' -Os -ffunction-sections -fdata-sections -I$(TC)/include \
 	-I$(SYMTC)/include
 LDFLAGS := -static -Wl,--gc-sections -s -L$(TC)/lib -L$(SYMTC)/lib
-LDLIBS  := -lbpf -lelf -liberty -llzma -lz
+LDLIBS  := -lbpf -ldw -lelf -liberty -llzma -lz
 
 CLANG   ?= clang
 BPF_CFLAGS := -g -O2 -target $(BPF_TARGET) -D__TARGET_ARCH_$(BPF_ARCH) \
@@ -119,7 +119,7 @@ $(B)/offcpu: $(patsubst src/%.c,$(B)/%.o,$(SRCS)) $(B)/embed.o
 	@echo "$(TARGET): $@ $$(stat -c %s $@) bytes"
 
 # Test workloads: static, symbols kept, frame pointers (back chain on s390x).
-workloads: $(B)/blocker $(B)/seccomp_run
+workloads: $(B)/blocker $(B)/seccomp_run $(B)/distro
 $(B)/blocker: tests/workload/blocker.c $(TC)/.done | $(B)
 	$(CC) -std=gnu11 $(WARN) -static -O2 -g $(WORKLOAD_CFLAGS) -pthread $< -o $@
 # Programs of the host, as a user builds them (Debian's compilers, dynamic):
@@ -128,6 +128,10 @@ host-workloads: build/host/cxx_app
 build/host/cxx_app: tests/workload/cxx_app.cc
 	@mkdir -p $(@D)
 	g++ -std=c++17 -Wall -Wextra -Werror -O2 -g -fno-omit-frame-pointer $< -o $@
+# A program built like a distribution's: Debian's glibc (cross packages),
+# dynamic, -O2, no frame-pointer or back-chain flags (CFI unwinding, issue 13).
+$(B)/distro: tests/workload/distro.c | $(B)
+	$(TRIPLE)-gcc-12 -std=gnu11 $(WARN) -O2 -g -pthread $< -o $@
 # Runs a command as if the kernel had no bpf() or no sched_switch (t_seccomp).
 $(B)/seccomp_run: tests/seccomp_run.c $(TC)/.done | $(B)
 	$(CC) -std=gnu11 $(WARN) -static -O2 $< -o $@
@@ -137,7 +141,7 @@ all-targets:
 	@for t in $(BOARDS); do printf '%-8s %8d bytes\n' $$t $$(stat -c %s build/$$t/offcpu); done
 
 # --- glibc development and sanitizer builds of the same sources ---
-HOST_LIBS   := glibc, Debian zlib and libelf, libbpf $(LIBBPF_VERSION), libiberty $(LIBIBERTY_VERSION), liblzma $(XZ_VERSION)
+HOST_LIBS   := glibc, Debian zlib, libelf and libdw $(ELFUTILS_VERSION), libbpf $(LIBBPF_VERSION), libiberty $(LIBIBERTY_VERSION), liblzma $(XZ_VERSION)
 HOST_CFLAGS := $(COMMON_CFLAGS) -DOFFCPU_LIBS='"$(HOST_LIBS)"' -g -O1 -I$(HOSTTC)/include \
 	-I$(HOSTSYMTC)/include
 host: build/host/offcpu
@@ -153,7 +157,7 @@ build/asan/offcpu: $(SRCS) $(HDRS) $(B)/embed.o $(HOSTTC)/.done $(HOSTSYMTC)/.do
 # --- tests ---
 # Unit tests: build/unit/test_X from tests/unit/test_X.c and the sources in
 # UNIT_test_X (their libraries in UNIT_LIBS_test_X), host gcc, ASan+UBSan.
-UNIT_TESTS := test_units test_perf_data test_symbolize test_proc test_tracefs
+UNIT_TESTS := test_units test_perf_data test_symbolize test_proc test_tracefs test_cfi
 UNIT_test_units := src/btf_archive.c src/cli.c
 UNIT_LIBS_test_units := -lz
 # perf.data writer/reader alone (no libbpf).
@@ -167,6 +171,10 @@ UNIT_test_proc := src/proc_sync.c
 UNIT_LIBS_test_proc := -pthread
 # tracefs format parser alone: real formats of two kernels, every prefix, bad files.
 UNIT_test_tracefs := src/tracefs.c
+# CFI tables (libdw from the toolchain): the real libc.so.6 of each board; its
+# `unwind PID` mode is the user-space reference of the unwinder (t_cfi).
+UNIT_test_cfi := src/cfi.c src/symbolize.c src/build_id.c src/proc_sync.c src/hashset.c
+UNIT_LIBS_test_cfi := -L$(HOSTTC)/lib -ldw -lelf -lz
 UNIT_CFLAGS := $(COMMON_CFLAGS) -I$(HOSTTC)/include -I$(HOSTSYMTC)/include -g -O0 -fno-omit-frame-pointer
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all
 unit: $(patsubst %,build/unit/%,$(UNIT_TESTS)) build/unit/gen_perf_data build/unit/btf_check

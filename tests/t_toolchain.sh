@@ -1,7 +1,7 @@
 #!/bin/bash
 # The per-target toolchains (toolchain/build.sh, and symlibs.sh below): built and current, the
 # expected layout, no glibc header in a musl compile, and a tiny program
-# linked statically against libbpf, libelf and libz runs (under qemu-user)
+# linked statically against libbpf, libdw, libelf and libz runs (under qemu-user)
 # and reports the versions pinned in toolchain/versions.mk.
 source "$(dirname "$0")/lib.sh"
 
@@ -11,21 +11,34 @@ board() { make -s --no-print-directory -C "$ROOT" TARGET="$1" "print-$2"; }
 ver() { make -s --no-print-directory -C "$ROOT" "print-$1"; }
 
 cat > "$WORK/t.c" <<'C'
+#include <fcntl.h>
 #include <stdio.h>
 #include <bpf/libbpf.h>
+#include <elfutils/libdw.h>
 #include <libelf.h>
 #include <zlib.h>
 
+/* libdw with its architecture backends: the CFI of this very program. */
+static const char *libdw_cfi(void)
+{
+	int fd = open("/proc/self/exe", O_RDONLY);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	Dwarf_CFI *cfi = elf ? dwarf_getcfi_elf(elf) : NULL;
+
+	return cfi ? "ok" : "bad";
+}
+
 int main(void)
 {
-	printf("libbpf %u.%u libelf %s zlib %s\n", libbpf_major_version(),
-	       libbpf_minor_version(),
-	       elf_version(EV_CURRENT) == EV_NONE ? "bad" : "ok", zlibVersion());
+	const char *libelf = elf_version(EV_CURRENT) == EV_NONE ? "bad" : "ok";
+
+	printf("libbpf %u.%u libelf %s libdw %s zlib %s\n", libbpf_major_version(),
+	       libbpf_minor_version(), libelf, libdw_cfi(), zlibVersion());
 	return 0;
 }
 C
 lbv=$(ver LIBBPF_VERSION)
-want="libbpf ${lbv%.*} libelf ok zlib $(ver ZLIB_VERSION)"
+want="libbpf ${lbv%.*} libelf ok libdw ok zlib $(ver ZLIB_VERSION)"
 
 # has_files NAME DIR FILE...: every FILE exists under DIR.
 has_files() {
@@ -51,7 +64,8 @@ check_target() {	# target cc run
 	fi
 	if "$ROOT/toolchain/build.sh" --check "$t"; then pass "toolchain-$t-current"
 	else fail "toolchain-$t-current" "stale against toolchain/build.sh or versions.mk (make setup)"; fi
-	has_files "toolchain-$t-layout" "$tc" lib/libbpf.a lib/libelf.a lib/libz.a \
+	has_files "toolchain-$t-layout" "$tc" lib/libbpf.a lib/libelf.a lib/libdw.a lib/libz.a \
+		include/elfutils/libdw.h include/dwarf.h \
 		include/bpf/libbpf.h include/bpf/bpf_helpers.h include/bpf/bpf_core_read.h \
 		include/bpf/bpf_tracing.h include/bpf/bpf_endian.h include/bpf/btf.h
 	if [ "$t" != host ]; then
@@ -67,7 +81,7 @@ check_target() {	# target cc run
 		else fail "toolchain-$t-no-glibc" "$(tail -n 2 "$WORK/$t.i" | tr '\n' ' ')"; fi
 	fi
 	if ! $cc -std=gnu11 -Wall -Wextra -Werror $ldflags -I"$tc/include" "$WORK/t.c" \
-		-L"$tc/lib" -lbpf -lelf -lz -o "$WORK/t-$t" > "$WORK/cc.out" 2>&1; then
+		-L"$tc/lib" -lbpf -ldw -lelf -lz -o "$WORK/t-$t" > "$WORK/cc.out" 2>&1; then
 		fail "toolchain-$t-link" "$(tail -n 3 "$WORK/cc.out" | tr '\n' ' ')"
 		return
 	fi

@@ -102,12 +102,16 @@ build_host() {
 	local a
 	log "libbpf $LIBBPF_VERSION (glibc)"
 	build_libbpf gcc "-g -O2"
-	# Debian's static libelf/libz (libelf-dev, zlib1g-dev) beside libbpf.a,
-	# so -L$(HOSTTC)/lib -lbpf -lelf -lz links the same set everywhere.
-	for a in libelf.a libz.a; do
-		a=$(gcc -print-file-name="$a")
-		[ -f "$a" ] && cp "$a" "$STAGE/lib/"
-	done
+	# Debian's static libz (zlib1g-dev) beside libbpf.a, so
+	# -L$(HOSTTC)/lib -lbpf -ldw -lelf -lz links the same set everywhere.
+	a=$(gcc -print-file-name=libz.a)
+	[ -f "$a" ] && cp "$a" "$STAGE/lib/"
+	# libelf and libdw from source, as on the boards: libdw uses libelf's
+	# internal structures, so both come from one build.
+	CC=gcc GNU_TRIPLE=$(gcc -dumpmachine)
+	log "libelf, libdw $ELFUTILS_VERSION (glibc)"
+	build_libelf
+	build_libdw
 }
 
 # --- musl targets ---
@@ -165,6 +169,29 @@ build_libelf() {
 	cp "$b/version.h" "$src/libelf/elf-knowledge.h" "$STAGE/include/elfutils/"
 }
 
+# --- libdw (issue 13: CFI unwinding tables) ---
+# libdw reads .eh_frame/.debug_frame for the unwinding tables (src/cfi.c).
+# Built from the same elfutils source as libelf, in libelf's configured tree
+# (build_libelf runs first).  Its libdw.a already merges libebl, the
+# architecture backends (which give the ABI's initial CFI rules) and libcpu;
+# libdwfl (argp, fts) is not needed and not built.  libcpu's generated
+# tables need m4 (toolchain/deps.sh).
+build_libdw() {
+	local src b=$STAGE/build/elfutils d
+	src=$SRC/elfutils-$ELFUTILS_VERSION
+	for d in libebl/libebl.a backends/libebl_backends.a libcpu/libcpu.a \
+		libdwelf/libdwelf.a; do
+		make -s -C "$b/${d%/*}" -j"$JOBS" "${d#*/}" >&2
+	done
+	# libdw.a's LIBADD without the unbuilt libdwfl.
+	make -s -C "$b/libdw" -j"$JOBS" libdwfl_objects= libdw.a >&2
+	cp "$b/libdw/libdw.a" "$STAGE/lib/"
+	mkdir -p "$STAGE/include/elfutils"
+	cp "$src/libdw/libdw.h" "$src/libdw/known-dwarf.h" "$STAGE/include/elfutils/"
+	cp "$src/libdw/dwarf.h" "$STAGE/include/"
+}
+# --- end libdw ---
+
 build_musl_target() {
 	local arch mtriple
 	GNU_TRIPLE=$(board_var TRIPLE)
@@ -179,6 +206,8 @@ build_musl_target() {
 	build_zlib
 	log "libelf $ELFUTILS_VERSION"
 	build_libelf
+	log "libdw $ELFUTILS_VERSION"
+	build_libdw
 	log "libbpf $LIBBPF_VERSION"
 	build_libbpf "$CC" "-Os -ffunction-sections -fdata-sections -I$STAGE/include"
 	# The specs file names the sysroot: point it at the final place.

@@ -8,4 +8,4 @@ ELFUTILS_VERSION := 0.188
 # peak RSS of a recording drops from ~12 MiB to ~1 MiB.  Only sid has it.
 LIBBPF_VERSION   := 1.7.0
 LIBBPF_SUITE     := sid
-LIB_VERSIONS     := musl $(MUSL_VERSION), zlib $(ZLIB_VERSION), libelf $(ELFUTILS_VERSION), libbpf $(LIBBPF_VERSION)
+LIB_VERSIONS     := musl $(MUSL_VERSION), zlib $(ZLIB_VERSION), libelf $(ELFUTILS_VERSION), libdw $(ELFUTILS_VERSION), libbpf $(LIBBPF_VERSION)

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Compact unwinding tables built from an ELF file's call-frame information
+ * (.eh_frame, else .debug_frame), read with libdw.  One row says, from its
+ * pc on (file virtual address, until the next row's pc), how to find the
+ * caller's frame: CFA = SP or FP + offset, and where the return address and
+ * the frame pointer were saved relative to the CFA.  What a row cannot
+ * express (DWARF expressions, signal frames) is a row of its own kind, so
+ * an unwinder can fall back to frame pointers there and count it.
+ */
+#ifndef OFFCPU_CFI_H
+#define OFFCPU_CFI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum cfi_kind {
+	CFI_NORMAL,	/* the rules below apply */
+	CFI_END,	/* outermost frame: CFA or return address undefined */
+	CFI_GAP,	/* no FDE covers this pc */
+	CFI_EXPR,	/* CFA or RA/FP given by a DWARF expression */
+	CFI_SIGNAL,	/* signal trampoline frame */
+};
+
+enum cfi_base { CFI_BASE_SP = 1, CFI_BASE_FP = 2 };
+
+/* How the caller's RA or FP is recovered. */
+enum cfi_rule {
+	CFI_SAME,	/* unchanged: still in its register */
+	CFI_AT_CFA,	/* saved at CFA + off */
+	CFI_UNDEF,	/* not recoverable */
+};
+
+struct cfi_row {
+	uint64_t pc;
+	int32_t cfa_off, ra_off, fp_off;
+	uint8_t kind, cfa_base, ra_rule, fp_rule;
+};
+
+struct cfi_stats {
+	size_t fdes;		/* FDEs turned into rows */
+	size_t bad_fdes;	/* FDEs libdw could not read: left as gaps */
+	size_t expr_rows;	/* rows of kind CFI_EXPR */
+};
+
+struct cfi_table {
+	struct cfi_row *rows;	/* sorted by pc; a row ends where the next starts */
+	size_t n, cap;
+	unsigned int machine;	/* EM_X86_64, EM_AARCH64, EM_S390 */
+	struct cfi_stats stats;
+};
+
+/* DWARF register numbers of one architecture. */
+struct cfi_regs {
+	int sp, fp, ra;
+};
+
+/* 0 and the registers for a supported ELF machine, -1 otherwise. */
+int cfi_regs_of(unsigned int machine, struct cfi_regs *regs);
+
+/*
+ * Builds T from the ELF file at PATH (or FD, an open ELF of any origin, when
+ * PATH is NULL).  Returns 0, or -1 with one line in ERR naming the problem.
+ * At most MAX_ROWS rows (0: no limit); more is an error, not a cut table.
+ */
+int cfi_table_build(const char *path, int fd, size_t max_rows, struct cfi_table *t,
+		    char *err, size_t errlen);
+
+/* The row covering PC, or NULL when PC lies before the first row. */
+const struct cfi_row *cfi_table_lookup(const struct cfi_table *t, uint64_t pc);
+
+void cfi_table_free(struct cfi_table *t);
+
+#endif

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: GPL-2.0
+/* libFuzzer: the CFI table builder (src/cfi.c, libdw) from any bytes. */
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cfi.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static int fd = -1;
+	struct cfi_table t;
+	char err[256];
+
+	if (fd < 0)
+		fd = memfd_create("fuzz-cfi", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
+		return 0;
+	if (!cfi_table_build(NULL, fd, 1u << 16, &t, err, sizeof(err))) {
+		/* Every row must be findable: lookups walk the whole table. */
+		for (size_t i = 0; i < t.n; i++)
+			if (cfi_table_lookup(&t, t.rows[i].pc) != &t.rows[i])
+				__builtin_trap();
+		cfi_table_free(&t);
+	}
+	return 0;
+}
