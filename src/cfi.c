@@ -563,3 +563,43 @@ void cfi_table_free(struct cfi_table *t)
 	free(t->rows);
 	memset(t, 0, sizeof(*t));
 }
+
+/* The caller's stack pointer is the CFA, but for s390x's 160-byte register save area. */
+static int64_t sp_of_cfa(unsigned int machine)
+{
+	return machine == EM_S390 ? -160 : 0;
+}
+
+enum cfi_step_result cfi_step(unsigned int machine, const struct cfi_row *row, bool innermost,
+			      struct cfi_frame *f, cfi_read_fn read, void *ctx)
+{
+	uint64_t cfa, ra, fp = f->fp;
+
+	if (!row || row->kind == CFI_GAP)
+		return CFI_STEP_GAP;
+	if (row->kind == CFI_END)
+		return CFI_STEP_END;
+	if (row->kind != CFI_NORMAL)
+		return CFI_STEP_UNSUPPORTED;
+	cfa = (row->cfa_base == CFI_BASE_SP ? f->sp : f->fp) + (int64_t)row->cfa_off;
+	switch (row->ra_rule) {
+	case CFI_AT_CFA:
+		if (read(ctx, cfa + (int64_t)row->ra_off, &ra))
+			return CFI_STEP_UNREADABLE;
+		break;
+	case CFI_SAME:
+		/* Only the innermost frame's link register is still live. */
+		if (!innermost)
+			return CFI_STEP_UNSUPPORTED;
+		ra = f->lr;
+		break;
+	default:
+		return CFI_STEP_END;
+	}
+	if (row->fp_rule == CFI_AT_CFA && read(ctx, cfa + (int64_t)row->fp_off, &fp))
+		return CFI_STEP_UNREADABLE;
+	if (ra == 0)
+		return CFI_STEP_END;
+	*f = (struct cfi_frame){ .pc = ra, .sp = cfa + sp_of_cfa(machine), .fp = fp };
+	return CFI_STEP_OK;
+}

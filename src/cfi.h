@@ -11,6 +11,7 @@
 #ifndef OFFCPU_CFI_H
 #define OFFCPU_CFI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,5 +71,31 @@ int cfi_table_build(const char *path, int fd, size_t max_rows, struct cfi_table 
 const struct cfi_row *cfi_table_lookup(const struct cfi_table *t, uint64_t pc);
 
 void cfi_table_free(struct cfi_table *t);
+
+/*
+ * One unwinding step, the reference of what the BPF unwinder does.  The
+ * registers of a frame: its pc (a file address: the caller looks up
+ * pc - 1 for every frame but the innermost, as a return address points
+ * past its call), stack and frame pointers, and the link register, whose
+ * value only the innermost frame still holds (arm64 x30, s390x r14).
+ */
+struct cfi_frame {
+	uint64_t pc, sp, fp, lr;
+};
+
+enum cfi_step_result {
+	CFI_STEP_OK,		/* *F now holds the caller's registers (absolute pc) */
+	CFI_STEP_END,		/* the outermost frame: the stack is complete */
+	CFI_STEP_GAP,		/* no FDE covers the pc */
+	CFI_STEP_UNSUPPORTED,	/* an expression, a signal frame, RA in LR past the top */
+	CFI_STEP_UNREADABLE,	/* the stack could not be read */
+};
+
+/* Reads one 8-byte word of the unwound thread's memory; 0 on success. */
+typedef int (*cfi_read_fn)(void *ctx, uint64_t addr, uint64_t *val);
+
+/* Steps from F (pc already relative to ROW's file) to its caller. */
+enum cfi_step_result cfi_step(unsigned int machine, const struct cfi_row *row, bool innermost,
+			      struct cfi_frame *f, cfi_read_fn read, void *ctx);
 
 #endif

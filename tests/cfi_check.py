@@ -4,8 +4,9 @@ binutils' own interpretation of the same CFI (`readelf
 --debug-dump=frames-interp FILE`): at every row readelf prints, the CFA rule,
 the return address rule and the frame pointer rule must agree.
 
-  cfi_check.py DUMP READELF_OUTPUT ARCH      ARCH: x86_64, arm64, s390x
-Prints one summary line; exit 1 on any mismatch or when too little was compared.
+  cfi_check.py DUMP READELF_OUTPUT ARCH [MIN_ROWS]   ARCH: x86_64, arm64, s390x
+Prints one summary line; exit 1 on any mismatch or when fewer than MIN_ROWS
+(default 1000) rows were compared.
 """
 import bisect
 import re
@@ -103,6 +104,7 @@ def expected_matches(cols, row, regs):
 
 def main():
     dump, readelf, arch = sys.argv[1:4]
+    min_rows = int(sys.argv[4]) if len(sys.argv) > 4 else 1000
     regs = REGS[arch]
     pcs, rows = load_dump(dump)
     checked = bad = fdes = gaps = 0
@@ -127,7 +129,7 @@ def main():
                 if bad <= 5:
                     print("no gap after FDE %x..%x" % (lo, hi))
     print("%s: %d FDEs, %d rows and %d gaps compared, %d mismatches" % (arch, fdes, checked, gaps, bad))
-    return 1 if bad or checked < 1000 else 0
+    return 1 if bad or checked < min_rows else 0
 
 
 if __name__ == "__main__":

@@ -8,6 +8,10 @@
  *   test_cfi dump FILE       print FILE's rows (tests/t_cfi.sh compares them
  *                            with binutils' readelf --debug-dump=frames-interp)
  *   test_cfi fuzz FILE       build a table from FILE; exit 0 unless it crashes
+ *   test_cfi unwind PID      stop each thread of PID (ptrace), unwind its user
+ *                            stack with the tables and cfi_step, print one
+ *                            line per thread: tid comm: functions... | how it ended
+ *                            (x86_64; the user-space reference of the BPF unwinder)
  */
 #include <elf.h>
 #include <fcntl.h>
@@ -16,8 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <dirent.h>
 
 #include "cfi.h"
+#include "symbolize.h"
 
 static int failures, case_failures;
 static char first_failure[512];
@@ -221,6 +231,182 @@ static int dump(const char *path)
 	return 0;
 }
 
+/* --- unwind: the whole algorithm on a live process, in user space --- */
+
+#define MAX_MAPS	256
+#define MAX_DEPTH	64
+
+struct exec_map {
+	uint64_t start, end, pgoff;
+	uint64_t seg_offset, seg_vaddr;	/* the PT_LOAD holding the mapping */
+	char path[256];
+	struct cfi_table *table;	/* shared by a file's mappings; NULL: none */
+};
+
+/* The PT_LOAD segment whose file range holds OFFSET. */
+static int load_segment(const char *path, uint64_t offset, uint64_t *seg_offset,
+			uint64_t *seg_vaddr)
+{
+	int fd = open(path, O_RDONLY), rc = -1;
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	size_t i, n;
+	GElf_Phdr ph;
+
+	if (elf && !elf_getphdrnum(elf, &n))
+		for (i = 0; i < n && rc; i++)
+			if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD &&
+			    offset >= (ph.p_offset & ~(ph.p_align - 1)) &&
+			    offset < ph.p_offset + ph.p_filesz) {
+				*seg_offset = ph.p_offset;
+				*seg_vaddr = ph.p_vaddr;
+				rc = 0;
+			}
+	elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+static size_t read_maps(int pid, struct exec_map *maps, struct symbolizer *sym)
+{
+	char path[64], line[512], perms[8], file[256];
+	unsigned long long start, end, pgoff;
+	size_t n = 0, i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "r");
+	while (f && n < MAX_MAPS && fgets(line, sizeof(line), f)) {
+		struct exec_map *m = &maps[n];
+		char err[256];
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %255s", &start, &end, perms, &pgoff,
+			   file) != 5 || perms[2] != 'x' || file[0] != '/')
+			continue;
+		*m = (struct exec_map){ .start = start, .end = end, .pgoff = pgoff };
+		snprintf(m->path, sizeof(m->path), "%s", file);
+		sym_mmap(sym, pid, start, end - start, pgoff, file);
+		if (load_segment(file, pgoff, &m->seg_offset, &m->seg_vaddr))
+			continue;
+		for (i = 0; i < n && !m->table; i++)
+			if (!strcmp(maps[i].path, file))
+				m->table = maps[i].table;
+		if (!m->table) {
+			m->table = calloc(1, sizeof(*m->table));
+			if (m->table && cfi_table_build(file, -1, 0, m->table, err, sizeof(err))) {
+				fprintf(stderr, "%s: %s\n", file, err);
+				free(m->table);
+				m->table = NULL;
+			}
+		}
+		n++;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static int read_word(void *ctx, uint64_t addr, uint64_t *val)
+{
+	int pid = *(int *)ctx;
+	struct iovec local = { val, 8 }, remote = { (void *)(uintptr_t)addr, 8 };
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == 8 ? 0 : -1;
+}
+
+static const char *const step_names[] = { "ok", "end", "gap", "unsupported", "unreadable" };
+
+#if defined(__x86_64__)
+static void unwind_thread(int pid, int tid, struct exec_map *maps, size_t nr_maps,
+			  struct symbolizer *sym)
+{
+	struct user_regs_struct regs;
+	struct cfi_frame f;
+	enum cfi_step_result res = CFI_STEP_OK;
+	const char *how = "depth";
+	char comm[64] = "?", path[64];
+	int depth, status;
+	FILE *cf;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+	cf = fopen(path, "r");
+	if (cf) {
+		if (fgets(comm, sizeof(comm), cf))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(cf);
+	}
+	if (ptrace(PTRACE_SEIZE, tid, 0, 0) || ptrace(PTRACE_INTERRUPT, tid, 0, 0) ||
+	    waitpid(tid, &status, __WALL) != tid || ptrace(PTRACE_GETREGS, tid, 0, &regs)) {
+		printf("%d %s: | cannot stop the thread\n", tid, comm);
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+		return;
+	}
+	f = (struct cfi_frame){ .pc = regs.rip, .sp = regs.rsp, .fp = regs.rbp };
+	printf("%d %s:", tid, comm);
+	for (depth = 0; depth < MAX_DEPTH; depth++) {
+		uint64_t pc = f.pc - (depth ? 1 : 0), vaddr;
+		const struct exec_map *m = NULL;
+		size_t i;
+
+		for (i = 0; i < nr_maps && !m; i++)
+			if (pc >= maps[i].start && pc < maps[i].end)
+				m = &maps[i];
+		printf(" %s", sym_user(sym, pid, pc));
+		if (!m || !m->table) {
+			how = "no table";
+			break;
+		}
+		vaddr = pc - m->start + m->pgoff - m->seg_offset + m->seg_vaddr;
+		f.pc = vaddr + (depth ? 1 : 0);
+		res = cfi_step(m->table->machine, cfi_table_lookup(m->table, vaddr), !depth, &f,
+			       read_word, &pid);
+		if (res != CFI_STEP_OK) {
+			how = step_names[res];
+			break;
+		}
+	}
+	printf(" | %s\n", how);
+	ptrace(PTRACE_DETACH, tid, 0, 0);
+}
+#endif
+
+static int unwind(int pid)
+{
+#if defined(__x86_64__)
+	static struct exec_map maps[MAX_MAPS];
+	struct symbolizer *sym = sym_new(NULL, NULL);
+	size_t nr_maps = read_maps(pid, maps, sym), i, j;
+	char path[64];
+	struct dirent *d;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	while (dir && (d = readdir(dir)))
+		if (d->d_name[0] != '.')
+			unwind_thread(pid, atoi(d->d_name), maps, nr_maps, sym);
+	if (dir)
+		closedir(dir);
+	for (i = 0; i < nr_maps; i++) {
+		struct cfi_table *t = maps[i].table;
+
+		if (!t)
+			continue;
+		for (j = i; j < nr_maps; j++)
+			if (maps[j].table == t)
+				maps[j].table = NULL;
+		cfi_table_free(t);
+		free(t);
+	}
+	sym_free(sym);
+	return dir ? 0 : 1;
+#else
+	fprintf(stderr, "test_cfi unwind: x86_64 only (PTRACE_GETREGS)\n");
+	(void)pid;
+	return 1;
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	struct cfi_table t;
@@ -230,6 +416,8 @@ int main(int argc, char **argv)
 	elf_version(EV_CURRENT);
 	if (argc == 3 && !strcmp(argv[1], "dump"))
 		return dump(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "unwind"))
+		return unwind(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "fuzz")) {
 		if (!cfi_table_build(argv[2], -1, 1u << 20, &t, err, sizeof(err)))
 			cfi_table_free(&t);
