@@ -6,7 +6,13 @@
  * and the pc range of each row).  libdw has no call that lists the FDEs, so
  * they are walked with dwarf_next_cfi and only each FDE's initial_location
  * is decoded here (its pointer encoding comes from the CIE's augmentation).
- * The input is untrusted: every read is bounded by the section.
+ * The input is untrusted: every read is bounded by the section.  libdw
+ * accepts register numbers up to 2^27 in CFA instructions and grows its
+ * frame state to match (up to 2 GiB and seconds of memset per row: found by
+ * fuzz_cfi, tests/fuzz/corpus/cfi/cfi-slow-unit-*), so every CIE and FDE
+ * program is scanned first and a file with a register number beyond
+ * MAX_DWARF_REG anywhere is refused whole.  Not covered: a hostile
+ * .eh_frame_hdr can point libdw's FDE search into the middle of an entry.
  */
 #include <elfutils/libdw.h>
 #include <dwarf.h>
@@ -25,6 +31,9 @@
 /* Rows per FDE: Debian's libc has at most a few hundred. */
 #define MAX_FDE_STEPS	4096
 
+/* Above every architecture's DWARF register numbers (x86_64 ~130, arm64 ~100). */
+#define MAX_DWARF_REG	1024
+
 /* What one FDE covers. */
 struct fde_range {
 	uint64_t start, end;
@@ -34,6 +43,7 @@ struct fde_range {
 struct cie_enc {
 	uint64_t offset;
 	uint8_t enc;
+	bool aug_z;	/* FDEs carry augmentation data to skip */
 };
 
 struct cfi_src {
@@ -203,15 +213,111 @@ static uint8_t cie_fde_encoding(const struct cfi_src *s, const Dwarf_CIE *cie)
 	return DW_EH_PE_absptr;
 }
 
+static bool skip_leb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	return read_leb(p, end, false, v);
+}
+
+/* A register operand (ULEB128) within MAX_DWARF_REG. */
+static bool scan_reg(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t reg;
+
+	return read_leb(p, end, false, &reg) && reg <= MAX_DWARF_REG;
+}
+
+/* Skips a DW_FORM_block operand (ULEB128 length, then the bytes). */
+static bool skip_block(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t len;
+
+	if (!read_leb(p, end, false, &len) || len > (uint64_t)(end - *p))
+		return false;
+	*p += len;
+	return true;
+}
+
+/*
+ * Checks a CFA program: every opcode known and every register number
+ * small.  The operands are skipped, not interpreted (libdw does that).
+ */
+static bool scan_program(const struct cfi_src *s, uint8_t enc, const uint8_t *p,
+			 const uint8_t *end)
+{
+	uint64_t v;
+
+	while (p < end) {
+		uint8_t op = *p++;
+		bool ok = true;
+
+		switch (op & 0xc0) {
+		case DW_CFA_advance_loc: case DW_CFA_restore:
+			continue;
+		case DW_CFA_offset:
+			if (!skip_leb(&p, end, &v))
+				return false;
+			continue;
+		}
+		switch (op) {
+		case DW_CFA_nop: case DW_CFA_remember_state: case DW_CFA_restore_state:
+		case DW_CFA_GNU_window_save:
+			break;
+		case DW_CFA_set_loc:
+			ok = read_encoded(s, enc, &p, end, &v);
+			break;
+		case DW_CFA_advance_loc1: case DW_CFA_advance_loc2: case DW_CFA_advance_loc4:
+			v = op == DW_CFA_advance_loc1 ? 1 : op == DW_CFA_advance_loc2 ? 2 : 4;
+			ok = v <= (uint64_t)(end - p);
+			p += ok ? v : 0;
+			break;
+		case DW_CFA_def_cfa_offset: case DW_CFA_def_cfa_offset_sf: case DW_CFA_GNU_args_size:
+			ok = skip_leb(&p, end, &v);
+			break;
+		case DW_CFA_restore_extended: case DW_CFA_undefined: case DW_CFA_same_value:
+		case DW_CFA_def_cfa_register:
+			ok = scan_reg(&p, end);
+			break;
+		case DW_CFA_offset_extended: case DW_CFA_def_cfa: case DW_CFA_offset_extended_sf:
+		case DW_CFA_def_cfa_sf: case DW_CFA_val_offset: case DW_CFA_val_offset_sf:
+		case DW_CFA_GNU_negative_offset_extended:
+			ok = scan_reg(&p, end) && skip_leb(&p, end, &v);
+			break;
+		case DW_CFA_register:
+			ok = scan_reg(&p, end) && scan_reg(&p, end);
+			break;
+		case DW_CFA_def_cfa_expression:
+			ok = skip_block(&p, end);
+			break;
+		case DW_CFA_expression: case DW_CFA_val_expression:
+			ok = scan_reg(&p, end) && skip_block(&p, end);
+			break;
+		default:
+			return false;
+		}
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/* Results of add_cie/add_fde: -1 out of memory, or one of these. */
+enum { ENTRY_OK, ENTRY_SKIPPED, ENTRY_REFUSED };
+
+/* A CIE whose program fails the scan refuses the file. */
 static int add_cie(struct cfi_src *s, uint64_t offset, const Dwarf_CIE *cie)
 {
 	struct cie_enc *v = grow(s->cies, &s->cap_cies, s->nr_cies + 1, sizeof(*v));
+	bool aug_z = cie->augmentation && cie->augmentation[0] == 'z';
 
 	if (!v)
 		return -1;
 	s->cies = v;
-	v[s->nr_cies++] = (struct cie_enc){ offset, cie_fde_encoding(s, cie) };
-	return 0;
+	v[s->nr_cies++] = (struct cie_enc){ offset, cie_fde_encoding(s, cie), aug_z && s->eh_frame };
+	if (cie->return_address_register > MAX_DWARF_REG ||
+	    !scan_program(s, DW_EH_PE_absptr, cie->initial_instructions,
+			  cie->initial_instructions_end))
+		return ENTRY_REFUSED;
+	return ENTRY_OK;
 }
 
 static const struct cie_enc *find_cie(const struct cfi_src *s, uint64_t offset)
@@ -232,18 +338,20 @@ static int add_fde(struct cfi_src *s, const Dwarf_FDE *fde)
 	uint64_t start, len;
 	struct fde_range *v;
 
-	/* An FDE of an unknown CIE or encoding is skipped: its range stays a gap. */
+	/* What cannot be decoded could not be scanned: libdw must not run it. */
 	if (!cie || !read_encoded(s, cie->enc, &p, fde->end, &start) ||
-	    !read_encoded(s, cie->enc & 0x0f, &p, fde->end, &len) || len == 0)
-		return 1;
-	if (start + len < start)
-		return 1;
+	    !read_encoded(s, cie->enc & 0x0f, &p, fde->end, &len) ||
+	    (cie->aug_z && !skip_block(&p, fde->end)) || !scan_program(s, cie->enc, p, fde->end))
+		return ENTRY_REFUSED;
+	/* An empty FDE (a function the linker dropped) covers nothing. */
+	if (len == 0 || start + len < start)
+		return ENTRY_SKIPPED;
 	v = grow(s->fdes, &s->cap_fdes, s->nr_fdes + 1, sizeof(*v));
 	if (!v)
 		return -1;
 	s->fdes = v;
 	v[s->nr_fdes++] = (struct fde_range){ start, start + len };
-	return 0;
+	return ENTRY_OK;
 }
 
 static int cmp_fde(const void *a, const void *b)
@@ -279,7 +387,10 @@ static int walk_fdes(struct cfi_src *s, struct cfi_table *t, char *err, size_t l
 			rc = add_fde(s, &entry.fde);
 		if (rc < 0)
 			return fail(err, len, "out of memory reading CFI");
-		t->stats.bad_fdes += rc;
+		if (rc == ENTRY_REFUSED)
+			return fail(err, len, "CFI with an unknown opcode or a register number above %d",
+				    MAX_DWARF_REG);
+		t->stats.bad_fdes += rc == ENTRY_SKIPPED;
 		if (next <= off)
 			break;
 		off = next;

@@ -8,6 +8,8 @@
  *   test_cfi dump FILE       print FILE's rows (tests/t_cfi.sh compares them
  *                            with binutils' readelf --debug-dump=frames-interp)
  *   test_cfi fuzz FILE       build a table from FILE; exit 0 unless it crashes
+ *   test_cfi sizes FILE...   table size of each file and the total, and the time
+ *                            to build them (bench/cfi_tables.sh)
  *   test_cfi unwind PID      stop each thread of PID (ptrace), unwind its user
  *                            stack with the tables and cfi_step, print one
  *                            line per thread: tid comm: functions... | how it ended
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
@@ -407,6 +410,35 @@ static int unwind(int pid)
 #endif
 }
 
+static int sizes(int argc, char **argv)
+{
+	size_t rows = 0, fdes = 0, expr = 0, files = 0, failed = 0;
+	struct timespec t0, t1;
+	struct cfi_table t;
+	char err[256];
+	int i;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < argc; i++) {
+		if (cfi_table_build(argv[i], -1, 0, &t, err, sizeof(err))) {
+			printf("- - - %s: %s\n", argv[i], err);
+			failed++;
+			continue;
+		}
+		printf("%zu %zu %zu %s\n", t.stats.fdes, t.n, t.stats.expr_rows, argv[i]);
+		files++;
+		rows += t.n;
+		fdes += t.stats.fdes;
+		expr += t.stats.expr_rows;
+		cfi_table_free(&t);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("total files %zu failed %zu fdes %zu rows %zu expr %zu row_bytes %zu ms %.0f\n", files,
+	       failed, fdes, rows, expr, sizeof(struct cfi_row),
+	       (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct cfi_table t;
@@ -416,6 +448,8 @@ int main(int argc, char **argv)
 	elf_version(EV_CURRENT);
 	if (argc == 3 && !strcmp(argv[1], "dump"))
 		return dump(argv[2]);
+	if (argc >= 2 && !strcmp(argv[1], "sizes"))
+		return sizes(argc - 2, argv + 2);
 	if (argc == 3 && !strcmp(argv[1], "unwind"))
 		return unwind(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "fuzz")) {
