@@ -13,6 +13,7 @@ mkdir -p "$OUT"
 # -O2 without sanitizers: the cost offcpu itself would pay.
 gcc -O2 -std=gnu11 -D_GNU_SOURCE -I"$ROOT/src" -I"$CACHE/toolchain/host/include" \
 	"$ROOT/tests/unit/test_cfi.c" "$ROOT/src/cfi.c" "$ROOT/src/symbolize.c" "$ROOT/src/build_id.c" \
+	"$ROOT/src/proc_sync.c" "$ROOT/src/hashset.c" \
 	-L"$CACHE/toolchain/host/lib" -ldw -lelf -lz -o "$OUT/cfi_sizes"
 mapfile -t files < <(cat /proc/[0-9]*/maps 2>/dev/null | awk '$2 ~ /x/ && $6 ~ /^\// { print $6 }' | sort -u)
 procs=$(find /proc -maxdepth 1 -name "[0-9]*" | wc -l)
