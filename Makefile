@@ -173,8 +173,8 @@ UNIT_LIBS_test_proc := -pthread
 UNIT_test_tracefs := src/tracefs.c
 # CFI tables (libdw from the toolchain): the real libc.so.6 of each board; its
 # `unwind PID` mode is the user-space reference of the unwinder (t_cfi).
-UNIT_test_cfi := src/cfi.c src/symbolize.c src/build_id.c src/proc_sync.c src/hashset.c
-UNIT_LIBS_test_cfi := -L$(HOSTTC)/lib -ldw -lelf -lz
+UNIT_test_cfi := src/cfi.c $(UNIT_test_symbolize)
+UNIT_LIBS_test_cfi := -L$(HOSTTC)/lib -ldw $(UNIT_LIBS_test_symbolize)
 UNIT_CFLAGS := $(COMMON_CFLAGS) -I$(HOSTTC)/include -I$(HOSTSYMTC)/include -g -O0 -fno-omit-frame-pointer
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all
 unit: $(patsubst %,build/unit/%,$(UNIT_TESTS)) build/unit/gen_perf_data build/unit/btf_check

@@ -13,8 +13,9 @@ mkdir -p "$OUT"
 # -O2 without sanitizers: the cost offcpu itself would pay.
 gcc -O2 -std=gnu11 -D_GNU_SOURCE -I"$ROOT/src" -I"$CACHE/toolchain/host/include" \
 	"$ROOT/tests/unit/test_cfi.c" "$ROOT/src/cfi.c" "$ROOT/src/symbolize.c" "$ROOT/src/build_id.c" \
-	"$ROOT/src/proc_sync.c" "$ROOT/src/hashset.c" \
-	-L"$CACHE/toolchain/host/lib" -ldw -lelf -lz -o "$OUT/cfi_sizes"
+	"$ROOT/src/proc_sync.c" "$ROOT/src/hashset.c" "$ROOT/src/debuginfo.c" "$ROOT/src/demangle.c" \
+	-I"$CACHE/toolchain/host-sym/include" -L"$CACHE/toolchain/host/lib" -L"$CACHE/toolchain/host-sym/lib" \
+	-ldw -lelf -liberty -llzma -lz -o "$OUT/cfi_sizes"
 mapfile -t files < <(cat /proc/[0-9]*/maps 2>/dev/null | awk '$2 ~ /x/ && $6 ~ /^\// { print $6 }' | sort -u)
 procs=$(find /proc -maxdepth 1 -name "[0-9]*" | wc -l)
 "$OUT/cfi_sizes" sizes "${files[@]}" > "$OUT/cfi_tables.txt"
