@@ -170,13 +170,14 @@ static __always_inline __u64 mix(__u64 h, __u64 v)
 static __always_inline __s32 stack_id(void *ctx, void *stacks, void *spill,
 				      __u64 flags, __u32 stat)
 {
-	__s32 result = bpf_get_stackid(ctx, stacks, flags), id, *found;
+	__s32 result = -17 /* EEXIST */, id, *found;
 	struct offcpu_spill_scratch *sc;
 	__u32 zero = 0, n = cfg.spill_bytes;
 
-	if (result != -17 /* EEXIST */ && result != -12 /* ENOMEM */)
-		return result;
-	if (!n || n > sizeof(sc->key))
+	/* With a spill map, stacks go nowhere else (see loader.c, SPILL_MIN). */
+	if (!n)
+		return bpf_get_stackid(ctx, stacks, flags);
+	if (n > sizeof(sc->key))
 		return result;
 	sc = bpf_map_lookup_elem(&spill_scratch, &zero);
 	if (!sc || bpf_get_stack(ctx, sc->key.ip, n, flags) <= 0)

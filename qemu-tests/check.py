@@ -185,9 +185,9 @@ def cell_verdict(a, c, info):
 	record = c.section('record')
 	cache = re.search(r'stack cache: .*\(([0-9.]*) % reused\)', record)
 	out += ', stack cache ' + (f'{cache[1]} % reused' if cache else 'off')
-	# init.sh records with tiny stack maps: the stacks that collided.
-	spill = re.search(r'stack map collisions: (\d+) user and (\d+) kernel', record)
-	out += ', spilled ' + (f'{spill[1]} user, {spill[2]} kernel' if spill else 'none')
+	# Distinct stacks, all kept in the maps keyed by their frames.
+	spill = re.search(r'stacks keyed by their frames: (\d+) user and (\d+) kernel', record)
+	out += ', stacks ' + (f'{spill[1]} user, {spill[2]} kernel' if spill else 'none')
 	perf_check = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests',
 				  'perf_check.py')
 	ok, why = run([sys.executable, perf_check, check[0], f'{d}/perf.data',

@@ -21,10 +21,15 @@
 
 /* Map sizes, chosen to keep locked memory under 4 MiB by default. */
 /*
- * A spill map per stack map, an eighth of its size: 2048 buckets fill with
- * ~1100 distinct stacks before 256 of them have collided.
+ * Stacks of at most OFFCPU_SPILL_FRAMES frames all go to the maps keyed by
+ * their frames (the "spill" maps), never to the stack maps: reading a stack
+ * map bucket from user space (bpf_stackmap_copy) empties the bucket for a
+ * moment, a colliding stack walked on another CPU meanwhile takes the bucket
+ * and its id, and the copy then puts the old stack back: that id names
+ * another stack for the rest of the run.  Found by the per-function truth
+ * checks in QEMU with 4-entry maps (a pipe reader's whole time under the
+ * sleeper's stack).  Hash map lookups from user space have no such window.
  */
-#define SPILL_SHARE	8
 #define SPILL_MIN	64
 #define SUMS_ENTRIES	4096
 #define TID_ENTRIES	8192
@@ -195,9 +200,9 @@ static int select_variant(struct loader *l, const struct offcpu_opts *o,
 	struct bpf_program *want = p->classic_tp ? pg->on_switch_tp :
 				   p->use_task_storage ? pg->on_switch_task :
 				   p->tp_btf ? pg->on_switch_hash : pg->on_switch_raw;
-	uint32_t spill = o->stack_entries / SPILL_SHARE;
-	uint32_t ustacks = o->ustack ? o->stack_entries : 1;
-	uint32_t kstacks = o->kstack ? o->stack_entries : 1;
+	uint32_t spill = o->stack_entries;
+	uint32_t ustacks = o->ustack && !loader_spill(o) ? o->stack_entries : 1;
+	uint32_t kstacks = o->kstack && !loader_spill(o) ? o->stack_entries : 1;
 	struct bpf_program *pr;
 	int err = 0;
 

@@ -282,8 +282,8 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 	if (o->verbose && loader_stack_cache(o, p))
 		print_stack_cache(o, n);
 	if (o->verbose && (n[STAT_USTACK_SPILLED] || n[STAT_KSTACK_SPILLED]))
-		fprintf(stderr, "[ offcpu: stack map collisions: %llu user and %llu kernel stacks "
-			"kept in the spill maps ]\n", (unsigned long long)n[STAT_USTACK_SPILLED],
+		fprintf(stderr, "[ offcpu: stacks keyed by their frames: %llu user and %llu kernel ]\n",
+			(unsigned long long)n[STAT_USTACK_SPILLED],
 			(unsigned long long)n[STAT_KSTACK_SPILLED]);
 	if (st->lost_task_events)
 		fprintf(stderr, "[ offcpu: %llu task events lost (process names/maps may be missing) ]\n",

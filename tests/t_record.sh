@@ -63,20 +63,20 @@ else
 	fail "$T-stack-cache-verify-no-wrong-reuse" "${line:-no verify line: $(tail -n 1 "$WORK/sc.err")}"
 fi
 
-# Stack map collisions: with one entry per stack map nearly every stack
-# collides with the first one, so it must go through the spill maps; the
-# times per blocking path, with their kernel frames, must not change.
+# Stacks keyed by their frames: with --stack-entries 1 the map holds 64
+# stacks (its minimum) and every stack goes there; the times per blocking
+# path, with their kernel frames, must not change.
 "$OFFCPU" -v --stack-entries 1 -o "$WORK/spill.data" -- "$BLOCKER" -t 2 >"$WORK/spill.out" 2>"$WORK/spill.err" ||
 	fail "$T-spill-runs" "exit $?: $(tail -n 1 "$WORK/spill.err")"
 check "$T-spill-truth" $CHECK compare "$WORK/spill.data" "$WORK/spill.out" \
 	--kernel-func do_nanosleep --kernel-func vfs_read
 explain "$WORK/spill.err"
-line=$(grep 'stack map collisions' "$WORK/spill.err")
+line=$(grep 'stacks keyed by their frames' "$WORK/spill.err")
 read -r us ks <<<"$(sed -E 's/.*: ([0-9]+) user and ([0-9]+) kernel.*/\1 \2/' <<<"$line")"
 if [ "${us:-0}" -ge 3 ] && [ "${ks:-0}" -ge 1 ] && ! grep -q 'not recorded' "$WORK/spill.err"; then
 	pass "$T-spill-keeps-colliding-stacks"
 else
-	fail "$T-spill-keeps-colliding-stacks" "${line:-no collision line}; $(grep 'not recorded' "$WORK/spill.err" | tr '\n' ' ')"
+	fail "$T-spill-keeps-colliding-stacks" "${line:-no stacks-keyed line}; $(grep 'not recorded' "$WORK/spill.err" | tr '\n' ' ')"
 fi
 
 # -p: an existing process, attached after it started.  Its threads that
