@@ -134,17 +134,28 @@ def last_line(text, pattern=''):
 	return lines[-1] if lines else ''
 
 
-def guest_block_us(board, release):
-	"""Per-call allowance of a guest whose own clocks read each block long.
-	arm64 on 5.10 under TCG: short sleeps read long by up to 116 us a call
+# TCG guests' own clocks, with every stack exact (stop 13, six full matrix
+# runs, quiet and loaded host): a function of many blocks off by up to
+# 4.75 % (blocker_mutex_pause, 2 ms sleeps), the single 700 ms block by up to
+# 2.7 %, a thread by up to 2.1 %.  The host's 3 % / 2 % do not hold here;
+# these still fail the 8 % error of tests/mutants.sh in every function of
+# 2 ms blocks or longer.
+QEMU_TOL = 0.06
+QEMU_LONG_TOL = 0.04
+
+
+def guest_tolerances(board, release):
+	"""Tolerances of a TCG guest (QEMU_TOL); per-call allowance on 5.10.
+	5.10 under TCG: short sleeps read long by up to 116 us a call on arm64
 	(blocker_mutex_pause, 2 ms x 141 calls: +16.4 ms in stop 13's fresh-clone
-	CI run, with every stack exact and the thread within 2.1 %; failed in 4 of
-	5 runs at perf_check's 20 us).  The cause is not found; the other cells
-	stay at 20 us.  150 us a call still fails an 8 % error in any block of
-	2 ms or more."""
-	if board == 'arm64' and release.startswith('5.10.'):
-		return ['--block-us', '150']
-	return []
+	CI run, with every stack exact and the thread within 2.1 %; failed 4 of 5
+	runs at perf_check's 20 us) and 98 us on x86_64 (+17.2 ms in 175 calls).
+	The cause is not found; the newer kernels stay at 20 us.  150 us a call
+	still fails an 8 % error in any block of 2 ms or more."""
+	qemu = ['--tol', str(QEMU_TOL), '--long-tol', str(QEMU_LONG_TOL)]
+	if release.startswith('5.10.'):
+		return qemu + ['--block-us', '150']
+	return qemu
 
 
 def cell_verdict(a, c, info):
@@ -190,7 +201,7 @@ def cell_verdict(a, c, info):
 			return 'FAIL', f'no user stacks, though this kernel can walk them ({stacks})', ''
 		out = f'user stacks in {user} % of samples (up to {v.get("umax")} frames)'
 		check, note = ['compare', '--symfs', a.symfs], 'truth per thread and function'
-		check += guest_block_us(a.board, release)
+		check += guest_tolerances(a.board, release)
 	else:
 		out = f'kernel walks no user stacks (s390 < 6.7): {user} % with user frames'
 		check, note = ['threads'], 'truth per thread'
@@ -208,7 +219,7 @@ def cell_verdict(a, c, info):
 		       f'{d}/workload.out'] + check[1:], f'{d}/check.out')
 	if not ok:
 		return 'FAIL', f'perf script {check[0]}: {why}', ''
-	opts = ['--threads-only'] if check[0] == 'threads' else guest_block_us(a.board, release)
+	opts = ['--threads-only'] if check[0] == 'threads' else guest_tolerances(a.board, release)
 	ok, why = run([sys.executable, __file__, 'folded', f'{d}/folded.txt',
 		       f'{d}/workload.out'] + opts, f'{d}/folded.out')
 	if c.rc.get('folded') != '0' or not ok:
