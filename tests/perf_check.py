@@ -147,7 +147,7 @@ def within(got, want, count, preempted, a):
     time the workload's threads waited for a CPU after a preemption inside a
     measured call (off the CPU for the workload, runnable for the profiler:
     other load on the machine; 0 on an idle one)."""
-    tol = min(a.tol, a.long_tol) if count == 1 else a.tol
+    tol = min(a.tol, getattr(a, 'long_tol', LONG_TOL)) if count == 1 else a.tol
     return abs(got - want) <= tol * want + count * a.block_us * 1000 + preempted
 
 
