@@ -112,6 +112,39 @@ static __always_inline __u64 user_key(struct task_struct *t)
 	return mix(mix(mix(mix(mix(mix(ip, sp), fp), lr), ret), ret2), 1) | 1;
 }
 
+/* Its CPU time; 0 where the BTF lacks the field (a minimal BTF given with --btf). */
+static __always_inline __u64 task_runtime(struct task_struct *t, bool tp_btf)
+{
+	if (!bpf_core_field_exists(t->se.sum_exec_runtime))
+		return 0;
+	return TASK_READ(tp_btf, t, se.sum_exec_runtime);
+}
+
+/*
+ * PREV switches out with its last block still open: the kernel switched it
+ * in without a sched_switch event this program saw (some kernels emit none
+ * while certain tasks are current: seen on a sandbox's kernel for its agent's
+ * threads, for perf as well).  Every switch-out of PREV since is seen, so it
+ * has run without a break since that switch-in, which was its new CPU time
+ * ago.  Without that time the block is dropped, and counted.
+ */
+static __always_inline void end_unseen(struct task_struct *prev, __u32 tid,
+				       struct offcpu_start *s, bool tp_btf, __u64 *now)
+{
+	__u64 runtime = task_runtime(prev, tp_btf), ran = runtime - s->runtime, end;
+
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+	if (!runtime || !s->runtime || runtime < s->runtime || ran > *now - s->ts) {
+		s->ts = 0;
+		count(DROP_UNSEEN);
+		return;
+	}
+	end = *now - ran;
+	count(STAT_UNSEEN_ENDED);
+	end_block(s->tgid, tid, s, &end);
+}
+
 /* NOW: the time of this switch, read once for both halves (0: not yet). */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 				       __u32 state, bool task_storage, bool tp_btf,
@@ -121,12 +154,23 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	__u64 pid_tgid;
 	__u32 pid, tid;
 
-	if (!(state & cfg.state_mask))
-		return;
 	/* prev is still current at sched_switch: one helper gives both ids. */
 	pid_tgid = bpf_get_current_pid_tgid();
 	pid = pid_tgid >> 32;
 	tid = (__u32)pid_tgid;
+	if (!(state & cfg.state_mask)) {
+		/* Preempted or exiting: only a block still open needs ending. */
+		if (cfg.user_only && (TASK_READ(tp_btf, prev, flags) & OFFCPU_PF_KTHREAD))
+			return;
+		s = start_of(prev, tid, task_storage, false);
+		if (!s || !s->ts)
+			return;
+		end_unseen(prev, tid, s, tp_btf, now);
+		/* on_exit kept the entry for this, the thread's last switch-out. */
+		if (!task_storage && (TASK_READ(tp_btf, prev, flags) & OFFCPU_PF_EXITING))
+			bpf_map_delete_elem(&tid_start, &tid);
+		return;
+	}
 	if (!wanted(prev, pid, tid, tp_btf))
 		return;
 	s = start_of(prev, tid, task_storage, true);
@@ -134,8 +178,11 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 		count(DROP_STORAGE);
 		return;
 	}
+	if (s->ts)
+		end_unseen(prev, tid, s, tp_btf, now);
 	/* prev is current here, so the stacks walked are prev's. */
 	start_block(ctx, s, pid, state, tp_btf && cfg.stack_cache ? user_key(prev) : 0, now);
+	s->runtime = task_runtime(prev, tp_btf);
 }
 
 static __always_inline void switch_in(struct task_struct *next, bool task_storage,
@@ -215,13 +262,20 @@ int on_fork(unsigned long long *ctx)
 	return 0;
 }
 
-/* Hash variants: forget exiting threads so tid_start cannot fill up. */
+/*
+ * Hash variants: forget exiting threads so tid_start cannot fill up; but a
+ * block still open (its switch-in not seen) is ended at the thread's last
+ * switch-out, where its CPU time is up to date, which removes it then.
+ */
 SEC("raw_tp/sched_process_exit")
 int on_exit(unsigned long long *ctx)
 {
 	struct task_struct *t = (struct task_struct *)ctx[0];
 	__u32 tid = BPF_CORE_READ(t, pid);
+	struct offcpu_start *s = bpf_map_lookup_elem(&tid_start, &tid);
 
+	if (s && s->ts)
+		return 0;
 	bpf_map_delete_elem(&tid_start, &tid);
 	return 0;
 }

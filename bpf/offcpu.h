@@ -51,6 +51,7 @@ struct offcpu_start {
 	__u32 state;
 	__u32 tgid;		/* of the thread, taken at switch-out */
 	__u64 ukey;		/* user registers of the last block, hashed (0: none) */
+	__u64 runtime;		/* its CPU time at switch-out (se.sum_exec_runtime) */
 };
 
 /* One block of at least the threshold, sent at once through the ring buffer. */
@@ -113,6 +114,7 @@ enum offcpu_drop {
 	DROP_STORAGE,		/* per-thread start state not stored */
 	DROP_FILTER,		/* pid filter map full (fork tracking) */
 	DROP_KTHREADS,		/* tp,hash: kthreads map full, a kernel thread not recognised */
+	DROP_UNSEEN,		/* a block whose switch-in no sched_switch event showed */
 	DROP_MAX,
 };
 
@@ -123,6 +125,7 @@ enum offcpu_stat {
 	STAT_USTACK_WRONG,		/* --stack-cache verify: a reuse that would be wrong */
 	STAT_USTACK_SPILLED,		/* user stacks stored in the spill map */
 	STAT_KSTACK_SPILLED,		/* kernel stacks stored in the spill map */
+	STAT_UNSEEN_ENDED,		/* such a block, ended from the thread's CPU time */
 	COUNTER_MAX,
 };
 

@@ -66,12 +66,16 @@ static __always_inline void switch_out(void *ctx, __u32 state, __u64 *now)
 		/*
 		 * prev ran, so a start it still has is from a switch-in this
 		 * program did not see (the kernel skips classic tracepoint
-		 * programs while the CPU's bpf_prog_active is held, and counts
-		 * it): clear it, or its next switch-in would count run time.
+		 * programs while the CPU's bpf_prog_active is held; some kernels
+		 * emit no event while certain tasks are current).  Without task
+		 * fields its CPU time is unknown: drop the block and count it,
+		 * or its next switch-in would count run time.
 		 */
 		s = tid_start_of(tid, false);
-		if (s)
+		if (s && s->ts) {
 			s->ts = 0;
+			count(DROP_UNSEEN);
+		}
 		return;
 	}
 	if (cfg.user_only && bpf_map_lookup_elem(&kthreads, &tid))
@@ -83,6 +87,8 @@ static __always_inline void switch_out(void *ctx, __u32 state, __u64 *now)
 		count(DROP_STORAGE);
 		return;
 	}
+	if (s->ts)	/* as above: a switch-in not seen */
+		count(DROP_UNSEEN);
 	/* No task registers without BTF: no key, the user stack is always walked. */
 	start_block(ctx, s, pid, state, 0, now);
 }

@@ -66,12 +66,17 @@ enum {
 
 struct mm_struct;
 
+struct sched_entity {
+	__u64 sum_exec_runtime;	/* ns on the CPU, up to date at sched_switch */
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	unsigned int __state;	/* 5.14+; older kernels: task_struct___old */
 	unsigned int flags;
 	pid_t pid;
 	pid_t tgid;
 	struct mm_struct *mm;
+	struct sched_entity se;
 } __attribute__((preserve_access_index));
 
 struct task_struct___old {

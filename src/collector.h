@@ -31,7 +31,7 @@ struct collector_stats {
 /* Samples lost in the kernel (a full ring buffer sums its blocks instead). */
 static inline uint64_t collector_lost(const struct collector_stats *st)
 {
-	return st->counters[DROP_SUMS];
+	return st->counters[DROP_SUMS] + st->counters[DROP_UNSEEN];
 }
 
 /*

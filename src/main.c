@@ -269,6 +269,7 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 		[DROP_STORAGE] = "blocks not tracked (per-thread storage full)",
 		[DROP_FILTER] = "forked processes not followed (pid filter full)",
 		[DROP_KTHREADS] = "kernel threads not recognised, their blocks recorded (kthreads map full)",
+		[DROP_UNSEEN] = "blocks lost: their thread was switched in without a sched_switch event",
 	};
 	const uint64_t *n = st->counters;
 	uint64_t lost = collector_lost(st);
@@ -279,6 +280,10 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 	for (int i = 0; i < DROP_MAX; i++)
 		if (n[i])
 			fprintf(stderr, "[ offcpu: %llu %s ]\n", (unsigned long long)n[i], what[i]);
+	if (n[STAT_UNSEEN_ENDED])
+		fprintf(stderr, "[ offcpu: %llu blocks whose switch-in had no sched_switch event, "
+			"ended from their thread's CPU time ]\n",
+			(unsigned long long)n[STAT_UNSEEN_ENDED]);
 	if (o->verbose && loader_stack_cache(o, p))
 		print_stack_cache(o, n);
 	if (o->verbose && (n[STAT_USTACK_SPILLED] || n[STAT_KSTACK_SPILLED]))

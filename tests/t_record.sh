@@ -170,6 +170,7 @@ else
 	fail "$T-duration" "exit $rc after $elapsed ms"
 fi
 check "$T-exited-process-named" $CHECK compare "$WORK/d.data" "$WORK/d.out" --pid $bp
+explain "$WORK/d.err"
 check "$T-system-perf-report-clean" $CHECK report "$WORK/d.data"
 
 # Ctrl-C (SIGINT), SIGTERM and SIGHUP end a recording early with a complete
