@@ -158,32 +158,54 @@ def guest_tolerances(board, release):
 	return qemu
 
 
-def cell_verdict(a, c, info):
-	"""(verdict, stacks or reason, note); INFO gets variant and btf."""
-	d = a.dir
-	probe = c.section('probe')
-	info['variant'] = ' '.join(re.findall(r'^variant: (.*)$', probe, re.M))
-	info['btf'] = ' '.join(x.split(' ')[0] for x in re.findall(r'^btf: (.*)$', probe, re.M))
-	if c.section('hang'):
-		hang = [x for x in c.section('hang').splitlines() if x.startswith('--')]
-		return 'FAIL', 'recording hung; ' + ' '.join(hang[:3]), ''
+# The recordings of one boot (init.sh), by section suffix: what each proves.
+RECORDINGS = [
+	('', '(a) kernel BTF'),
+	('-embedded', '(b) BTF hidden, embedded'),
+	('-nobtf', '(c) BTF hidden, --btf none'),
+]
+
+
+def boot_verdict(a, c):
+	"""A reason the boot as a whole failed (hang, no end), or ''."""
+	for tag, name in RECORDINGS:
+		hang = c.section('hang' + tag)
+		if hang:
+			lines = [x for x in hang.splitlines() if x.startswith('--')]
+			return f'{name}: recording hung; ' + ' '.join(lines[:3])
 	if not c.finished():
 		tail = [x for x in c.lines if x][-2:]
-		return 'FAIL', f'guest did not finish (timeout {a.timeout}s or crash): ' + \
-			' '.join(tail) + ' ', ''
-	if c.rc.get('probe') != '0':
+		return f'guest did not finish (timeout {a.timeout}s or crash): ' + ' '.join(tail) + ' '
+	return ''
+
+
+def recording_verdict(a, c, tag, info):
+	"""(verdict, stacks or reason, note) of the recording of sections TAG;
+	INFO gets its variant and btf."""
+	d = a.dir + (f'/rec{tag}' if tag else '')
+	os.makedirs(d, exist_ok=True)
+	sec = lambda name: c.section(name + tag)
+	probe = sec('probe')
+	info['variant'] = ' '.join(re.findall(r'^variant: (.*)$', probe, re.M))
+	info['btf'] = ' '.join(x.split(' ')[0] for x in re.findall(r'^btf: (.*)$', probe, re.M))
+	if c.rc.get('probe' + tag) != '0':
 		return 'FAIL', 'probe failed: ' + last_line(probe), ''
-	if c.rc.get('record') != '0':
-		return 'FAIL', 'recording failed: ' + last_line(c.section('record'), 'offcpu:'), ''
-	workload = c.section('workload')
+	# Each recording proves its own path, not a silent fallback to another.
+	if tag == '-nobtf' and info['variant'] != 'tp,hash':
+		return 'FAIL', f'variant {info["variant"]}, not the BTF-free tp,hash', ''
+	if tag == '-embedded' and info['btf'] != 'embedded':
+		return 'FAIL', f'btf {info["btf"]}, not this kernel\'s embedded BTF', ''
+	if c.rc.get('record' + tag) != '0':
+		return 'FAIL', 'recording failed: ' + last_line(sec('record'), 'offcpu:'), ''
+	workload = sec('workload')
 	open(f'{d}/workload.out', 'w').write(workload)
 	if not re.search(r'^thread ', workload, re.M):
 		return 'FAIL', 'no workload output (the workload\'s own measurements): ' + \
 			workload[:100], ''
-	open(f'{d}/report.txt', 'w').write(c.section('report'))
-	open(f'{d}/folded.txt', 'w').write(c.section('folded'))
+	open(f'{d}/report.txt', 'w').write(sec('report'))
+	open(f'{d}/folded.txt', 'w').write(sec('folded'))
 	try:
-		data = gzip.decompress(base64.b64decode(''.join(c.text.get('perfdata', []))))
+		data = gzip.decompress(base64.b64decode(''.join(c.text.get('perfdata' + tag, []))))
 	except (ValueError, OSError, EOFError):
 		data = b''
 	open(f'{d}/perf.data', 'wb').write(data)
@@ -207,7 +229,7 @@ def cell_verdict(a, c, info):
 		check, note = ['threads'], 'truth per thread'
 	out += f', kernel up to {v.get("kmax")}'
 	# The user stack cache (5.15+ with kernel BTF): how much it reused here.
-	record = c.section('record')
+	record = sec('record')
 	cache = re.search(r'stack cache: .*\(([0-9.]*) % reused\)', record)
 	out += ', stack cache ' + (f'{cache[1]} % reused' if cache else 'off')
 	# Distinct stacks, all kept in the maps keyed by their frames.
@@ -222,10 +244,29 @@ def cell_verdict(a, c, info):
 	opts = ['--threads-only'] if check[0] == 'threads' else guest_tolerances(a.board, release)
 	ok, why = run([sys.executable, __file__, 'folded', f'{d}/folded.txt',
 		       f'{d}/workload.out'] + opts, f'{d}/folded.out')
-	if c.rc.get('folded') != '0' or not ok:
-		folded = [x for x in c.section('folded').splitlines() if x][-1:]
+	if c.rc.get('folded' + tag) != '0' or not ok:
+		folded = [x for x in sec('folded').splitlines() if x][-1:]
 		return 'FAIL', ('on-device offcpu report: ' + ' '.join([why] + folded))[:224], ''
 	return 'PASS', out, 'perf script and on-device report: ' + note
+
+
+def cell_verdict(a, c, info):
+	"""(verdict, stacks or reason, note) of every recording of the boot;
+	INFO gets the variants and btf sources, one part per recording."""
+	why = boot_verdict(a, c)
+	if why:
+		return 'FAIL', why, ''
+	variants, btfs, stacks = [], [], []
+	for tag, name in RECORDINGS:
+		one = {}
+		verdict, what, note = recording_verdict(a, c, tag, one)
+		variants.append(one.get('variant', ''))
+		btfs.append(one.get('btf', ''))
+		info['variant'], info['btf'] = ' / '.join(variants), ' / '.join(btfs)
+		if verdict != 'PASS':
+			return verdict, f'{name}: {what}', ''
+		stacks.append(f'{name.split(" ")[0]} {what}')
+	return 'PASS', '<br>'.join(stacks), f'{note}; {len(RECORDINGS)} recordings'
 
 
 def cmd_cell(a):

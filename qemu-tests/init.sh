@@ -33,34 +33,51 @@ hang_report() {
 	done
 }
 
+# record TAG ARGS...: probe, record the workload with offcpu ARGS, the
+# guest's own report and the perf.data, in sections suffixed TAG.
+record() {
+	tag=$1
+	shift
+	section probe$tag /offcpu probe "$@"
+	# Four entries per stack map: most of the workload's stacks collide, so
+	# both the stack maps and the spill maps are used on every kernel.
+	/offcpu -v --stack-entries 4 "$@" -o /tmp/perf.data -- /blocker -t 2 \
+		>/tmp/workload.out 2>/tmp/record.err &
+	pid=$!
+	i=0
+	while kill -0 $pid 2>/dev/null && [ $i -lt $RECORD_LIMIT ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+	if kill -0 $pid 2>/dev/null; then
+		section hang$tag hang_report
+		kill -INT $pid
+		sleep 5
+		kill -KILL $pid 2>/dev/null
+	fi
+	wait $pid
+	rc=$?
+	echo "@@BEGIN record$tag"
+	cat /tmp/record.err
+	echo "@@END record$tag rc=$rc"
+	section workload$tag cat /tmp/workload.out
+	section report$tag /offcpu report -i /tmp/perf.data -n 8
+	section folded$tag /offcpu report -T -i /tmp/perf.data --folded
+	echo "@@BEGIN perfdata$tag"
+	gzip -c /tmp/perf.data | base64
+	echo "@@END perfdata$tag rc=0"
+	rm -f /tmp/perf.data /tmp/perf.data.old
+}
+
 section uname uname -r -m
-section probe /offcpu probe
-# Four entries per stack map: most of the workload's stacks collide, so both
-# the stack maps and the spill maps are used on every kernel.
-/offcpu -v --stack-entries 4 -o /tmp/perf.data -- /blocker -t 2 >/tmp/workload.out 2>/tmp/record.err &
-pid=$!
-i=0
-while kill -0 $pid 2>/dev/null && [ $i -lt $RECORD_LIMIT ]; do
-	sleep 1
-	i=$((i + 1))
-done
-if kill -0 $pid 2>/dev/null; then
-	section hang hang_report
-	kill -INT $pid
-	sleep 5
-	kill -KILL $pid 2>/dev/null
-fi
-wait $pid
-rc=$?
-echo "@@BEGIN record"
-cat /tmp/record.err
-echo "@@END record rc=$rc"
-section workload cat /tmp/workload.out
-section report /offcpu report -i /tmp/perf.data -n 8
-section folded /offcpu report -T -i /tmp/perf.data --folded
-echo "@@BEGIN perfdata"
-gzip -c /tmp/perf.data | base64
-echo "@@END perfdata rc=0"
+# (a) What the kernel offers: its own BTF (or the embedded one, if it has none).
+record ""
+# (b) /sys/kernel/btf hidden: this kernel's minimal BTF embedded in offcpu.
+mount -t tmpfs none /sys/kernel/btf 2>/dev/null
+record -embedded
+# (c) Still hidden, and no BTF used: the BTF-free variant.
+record -nobtf --btf none
+umount /sys/kernel/btf 2>/dev/null
 echo "@@DONE"
 # Let the console drain: poweroff -f does not wait for the UART.
 sleep 2

@@ -8,14 +8,14 @@
 # qemu-tests/RESULTS.md when the whole matrix ran).
 #
 #   qemu-tests/run.sh [CELL...]   CELL: x86_64-6.1, arm64-trixie, s390x (a board)
-# Environment: QEMU_TIMEOUT (s per boot, 120), QEMU_JOBS (cells at once, 2:
+# Environment: QEMU_TIMEOUT (s per boot, 240), QEMU_JOBS (cells at once, 2:
 # the guests mostly sleep, so two at a time take 60 %, not 100 %, of the time),
 # QEMU_ACCEL (-accel value, tcg: one host thread per vCPU).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 OUT=$ROOT/build/qemu
-TIMEOUT=${QEMU_TIMEOUT:-120}
+TIMEOUT=${QEMU_TIMEOUT:-240}	# three recordings per boot (init.sh)
 # One host thread per vCPU (TCG's default here).  A few in hundreds of
 # x86_64 boots oops on int3 at the tracepoint's jump site in __schedule or
 # lock up as the recording starts, likely one vCPU running code the other is
