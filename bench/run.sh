@@ -26,7 +26,7 @@ ROUNDS=${ROUNDS:-5}
 ALL="empty offcpu-user offcpu-kernel-user offcputime perf-offcpu"
 # Per-event cost only: offcpu without its user stack cache, for what it
 # saves, and the kernel stack walk alone, the floor of kernel + user.
-NOCACHE="offcpu-user-nocache offcpu-kernel-user-nocache kernel-walk-only"
+NOCACHE="offcpu-user-nocache offcpu-kernel-user-nocache kernel-walk-only offcpu-kernel-user-tp-hash"
 PROFILERS=${PROFILERS:-$ALL}	# a subset is printed, not written to bench/
 mkdir -p "$OUT"
 
@@ -77,6 +77,10 @@ start() {
 		-o "$OUT/$1.data" 2>"$OUT/$1.err" & PID=$! ;;
 	offcpu-kernel-user-nocache) "$OFFCPU" -v -a --stack-cache off \
 		-o "$OUT/$1.data" 2>"$OUT/$1.err" & PID=$! ;;
+	# The BTF-free variant (classic tracepoints, no stack cache), as used
+	# on a kernel without BTF.
+	offcpu-kernel-user-tp-hash) "$OFFCPU" -v -a --btf none -o "$OUT/$1.data" \
+		2>"$OUT/$1.err" & PID=$! ;;
 	offcpu-verify) "$OFFCPU" -v -a --stack-cache verify -o "$OUT/$1.data" \
 		2>"$OUT/$1.err" & PID=$! ;;
 	offcputime)
@@ -298,7 +302,8 @@ declare -A PE=() ROW_MEM=() ROW_RSS=() ROW_SU=() SLOW_M=() SLOW_P=()
 	echo "perf-offcpu is \`perf record --off-cpu -e dummy -a\` (6.12, built with BPF skeletons),"
 	echo "user stacks only, summed in a BPF map and written as samples when it stops; *-nocache"
 	echo "is offcpu with \`--stack-cache off\`; kernel-walk-only is one bpf_get_stackid of the"
-	echo "kernel stack per switch-out of a sleeping thread and nothing else (bench/kstack.bpf.c)."
+	echo "kernel stack per switch-out of a sleeping thread and nothing else (bench/kstack.bpf.c);"
+	echo "*-tp-hash is offcpu's BTF-free variant (\`--btf none\`: classic sched_switch tracepoint)."
 	echo "Slowdown: median of $RUNS runs with the profiler over the median of $RUNS runs without"
 	echo "it, alternating (1.000 = no slowdown); pipe runs pinned to CPU 0."
 	echo
