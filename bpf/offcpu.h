@@ -125,7 +125,7 @@ enum offcpu_stat {
 	STAT_USTACK_WRONG,		/* --stack-cache verify: a reuse that would be wrong */
 	STAT_USTACK_SPILLED,		/* user stacks stored in the spill map */
 	STAT_KSTACK_SPILLED,		/* kernel stacks stored in the spill map */
-	STAT_UNSEEN_ENDED,		/* such a block, ended from the thread's CPU time */
+	STAT_UNSEEN_ENDED,		/* such a block, ended from the thread's CPU time or the CPU's last switch */
 	COUNTER_MAX,
 };
 

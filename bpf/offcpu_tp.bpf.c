@@ -34,6 +34,14 @@ struct {
 	__type(value, __u8);
 } kthreads SEC(".maps");
 
+/* The time of the last sched_switch this program saw on this CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} cpu_last_switch SEC(".maps");
+
 /* A field of a tracepoint record at OFF (a constant of .rodata). */
 static __always_inline __u32 rec_u32(void *ctx, __u32 off)
 {
@@ -53,7 +61,30 @@ static __always_inline __u64 rec_long(void *ctx, __u32 off, __u32 size)
 	return v;
 }
 
-static __always_inline void switch_out(void *ctx, __u32 state, __u64 *now)
+/*
+ * The current thread TID switches out with its last block S still open: it
+ * was switched in without an event this program saw (the kernel skips
+ * classic tracepoint programs while the CPU's bpf_prog_active is held; some
+ * kernels emit no event while certain tasks are current).  It has run on
+ * this CPU since, and every switch-out of it is seen, so that switch-in came
+ * after LAST, the last switch seen here: the block ends there, short by what
+ * ran in between (without task fields, its CPU time is not readable).
+ */
+static __always_inline void end_unseen(__u32 tid, struct offcpu_start *s, __u64 last,
+				       __u64 *now)
+{
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+	if (!last || last < s->ts || last > *now) {
+		s->ts = 0;
+		count(DROP_UNSEEN);
+		return;
+	}
+	count(STAT_UNSEEN_ENDED);
+	end_block(s->tgid, tid, s, &last);
+}
+
+static __always_inline void switch_out(void *ctx, __u32 state, __u64 last, __u64 *now)
 {
 	struct offcpu_start *s;
 	__u64 pid_tgid;
@@ -63,19 +94,10 @@ static __always_inline void switch_out(void *ctx, __u32 state, __u64 *now)
 	pid = pid_tgid >> 32;
 	tid = (__u32)pid_tgid;
 	if (!(state & cfg.state_mask)) {
-		/*
-		 * prev ran, so a start it still has is from a switch-in this
-		 * program did not see (the kernel skips classic tracepoint
-		 * programs while the CPU's bpf_prog_active is held; some kernels
-		 * emit no event while certain tasks are current).  Without task
-		 * fields its CPU time is unknown: drop the block and count it,
-		 * or its next switch-in would count run time.
-		 */
+		/* prev ran: a start it still has is from a switch-in not seen. */
 		s = tid_start_of(tid, false);
-		if (s && s->ts) {
-			s->ts = 0;
-			count(DROP_UNSEEN);
-		}
+		if (s && s->ts)
+			end_unseen(tid, s, last, now);
 		return;
 	}
 	if (cfg.user_only && bpf_map_lookup_elem(&kthreads, &tid))
@@ -88,7 +110,7 @@ static __always_inline void switch_out(void *ctx, __u32 state, __u64 *now)
 		return;
 	}
 	if (s->ts)	/* as above: a switch-in not seen */
-		count(DROP_UNSEEN);
+		end_unseen(tid, s, last, now);
 	/* No task registers without BTF: no key, the user stack is always walked. */
 	start_block(ctx, s, pid, state, 0, now);
 }
@@ -118,10 +140,18 @@ int on_switch_tp(void *ctx)
 	 * and TASK_IDLE, a D in the task (0x402 & 0xff), is reported as 0x80:
 	 * counted as D here as the other variants count it.
 	 */
+	__u32 zero = 0;
+	__u64 *last = bpf_map_lookup_elem(&cpu_last_switch, &zero);
+
 	if (state & REPORT_IDLE)
 		state = OFFCPU_TASK_UNINTERRUPTIBLE;
-	switch_out(ctx, state & 0xff, &now);
+	switch_out(ctx, state & 0xff, last ? *last : 0, &now);
 	switch_in(ctx, &now);
+	if (last) {
+		if (!now)
+			now = bpf_ktime_get_ns();
+		*last = now;
+	}
 	return 0;
 }
 

@@ -282,7 +282,7 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 			fprintf(stderr, "[ offcpu: %llu %s ]\n", (unsigned long long)n[i], what[i]);
 	if (n[STAT_UNSEEN_ENDED])
 		fprintf(stderr, "[ offcpu: %llu blocks whose switch-in had no sched_switch event, "
-			"ended from their thread's CPU time ]\n",
+			"ended from their thread's CPU time (tp,hash: at the CPU's last switch seen) ]\n",
 			(unsigned long long)n[STAT_UNSEEN_ENDED]);
 	if (o->verbose && loader_stack_cache(o, p))
 		print_stack_cache(o, n);
