@@ -28,7 +28,7 @@ HOSTSYMTC := $(HOSTTC)-sym
 
 WARN    := -Wall -Wextra -Werror
 COMMON_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION)"' \
-	-DOFFCPU_TARGET='"$(TARGET)"' \
+	-DOFFCPU_TARGET='"$(TARGET)"' -DOFFCPU_DWARF_DEFAULT=$(DWARF_DEFAULT) \
 	-Isrc -Ibpf -Ibuild/gen/$(TARGET)
 
 # The static product: musl, -Os, sections collected and stripped.
@@ -157,7 +157,7 @@ build/asan/offcpu: $(SRCS) $(HDRS) $(B)/embed.o $(HOSTTC)/.done $(HOSTSYMTC)/.do
 # --- tests ---
 # Unit tests: build/unit/test_X from tests/unit/test_X.c and the sources in
 # UNIT_test_X (their libraries in UNIT_LIBS_test_X), host gcc, ASan+UBSan.
-UNIT_TESTS := test_units test_perf_data test_symbolize test_proc test_tracefs test_cfi
+UNIT_TESTS := test_units test_perf_data test_symbolize test_proc test_tracefs test_cfi test_unwind
 UNIT_test_units := src/btf_archive.c src/cli.c
 UNIT_LIBS_test_units := -lz
 # perf.data writer/reader alone (no libbpf).
@@ -175,6 +175,9 @@ UNIT_test_tracefs := src/tracefs.c
 # `unwind PID` mode is the user-space reference of the unwinder (t_cfi).
 UNIT_test_cfi := src/cfi.c $(UNIT_test_symbolize)
 UNIT_LIBS_test_cfi := -L$(HOSTTC)/lib -ldw $(UNIT_LIBS_test_symbolize)
+# The user-space unwinder on synthetic stack copies (and u32_map_del).
+UNIT_test_unwind := src/unwind.c src/cfi.c src/hashset.c src/proc_sync.c
+UNIT_LIBS_test_unwind := -L$(HOSTTC)/lib -ldw -L$(HOSTSYMTC)/lib -lelf -lz
 UNIT_CFLAGS := $(COMMON_CFLAGS) -I$(HOSTTC)/include -I$(HOSTSYMTC)/include -g -O0 -fno-omit-frame-pointer
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all
 unit: $(patsubst %,build/unit/%,$(UNIT_TESTS)) build/unit/gen_perf_data build/unit/btf_check

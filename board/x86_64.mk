@@ -13,3 +13,6 @@ QEMU_CONSOLE  := ttyS0
 KERNEL_FLAVOUR := amd64
 WORKLOAD_CFLAGS := -fno-optimize-sibling-calls -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 KERNEL_SUITES := bullseye bookworm trixie sid
+# --call-graph dwarf by default (where the kernel can): one frame-pointer step
+# crosses code without CFI (musl's own code in static binaries), as tested.
+DWARF_DEFAULT := 1

@@ -145,6 +145,149 @@ static __always_inline void end_unseen(struct task_struct *prev, __u32 tid,
 	end_block(s->tgid, tid, s, &end);
 }
 
+/* The per-CPU sequence of dwarf stack ids (see OFFCPU_DWARF_ID). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_dwarf_seq);
+} dwarf_seq SEC(".maps");
+
+/* Set once any CPU nears the end of its ids: no stack id is reused after. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} dwarf_wrap SEC(".maps");
+
+/*
+ * The dwarf stack cache by tid (struct offcpu_ucache), written by user
+ * space.  Not preallocated: an entry replaced from user space is freed
+ * after an RCU grace period, so the program never reads a torn entry.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct offcpu_ucache);
+} ucache SEC(".maps");
+
+#define OFFCPU_PAGE	4096	/* the boards' page size; a larger one only shortens copies more */
+
+/*
+ * Copies cfg.copy_bytes of the user stack from SP to DST, or less where the
+ * stack mapping ends first (a main thread blocked near its stack top):
+ * bpf_probe_read_user copies all or nothing, so each failure retries up to
+ * the page boundary below.  Returns the bytes copied, 0 if none.
+ */
+static __always_inline __u32 copy_user_stack(__u8 *dst, __u64 sp)
+{
+	__u64 len = cfg.copy_bytes, end;
+
+	for (int i = 0; i < OFFCPU_COPY_MAX / OFFCPU_PAGE + 2; i++) {
+		/* One register checked and passed: the verifier bounds the size. */
+		asm volatile("" : "+r"(len));
+		if (!len || len > cfg.copy_bytes)
+			return 0;
+		if (!bpf_probe_read_user(dst, len, (void *)sp))
+			return len;
+		end = (sp + len - 1) & ~(__u64)(OFFCPU_PAGE - 1);
+		len = end > sp ? end - sp : 0;
+	}
+	return 0;
+}
+
+/*
+ * Whether the thread's cache entry E names this block's stack: the same
+ * process and registers (those the unwinding used), and every stack word
+ * its unwinding read unchanged.
+ */
+static __always_inline bool ucache_hit(const struct offcpu_ucache *e, __u32 pid, __u64 ip,
+				       __u64 sp, __u64 fp, __u64 lr)
+{
+	__u64 word;
+
+	if (e->pid != pid || e->pc != ip || e->sp != sp)
+		return false;
+	if (((e->flags & OFFCPU_UCACHE_FP) && e->fp != fp) ||
+	    ((e->flags & OFFCPU_UCACHE_LR) && e->lr != lr))
+		return false;
+	for (__u32 i = 0; i < OFFCPU_UCACHE_WORDS; i++) {
+		if (i >= e->n)
+			return true;
+		if (bpf_probe_read_user(&word, sizeof(word), (void *)e->addr[i]) ||
+		    word != e->val[i])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * --call-graph dwarf: the user registers saved at kernel entry and the top
+ * of the user stack go to user space, which unwinds them with the CFI of
+ * the mapped files (src/unwind.c); the block carries a fresh id for that
+ * stack, or the cached one (ucache) when the stack is provably the same.
+ * Returns the id, or -1 (counted) when no copy could be sent.
+ */
+static __always_inline __s32 dwarf_stack_id(struct task_struct *t, __u32 pid, __u32 tid)
+{
+	struct offcpu_dwarf_seq *q;
+	struct offcpu_ucache *e;
+	struct offcpu_ucopy *c;
+	struct pt_regs *r;
+	__u32 zero = 0, reuse = 0, *wrap, cpu = bpf_get_smp_processor_id();
+	__u64 ip, sp, fp, lr;
+	__s32 id;
+
+	if (!OFFCPU_UREGS_EXIST((struct pt_regs *)0))
+		return -1;
+	r = (struct pt_regs *)bpf_task_pt_regs(t);
+	q = bpf_map_lookup_elem(&dwarf_seq, &zero);
+	wrap = bpf_map_lookup_elem(&dwarf_wrap, &zero);
+	if (!r || !q || !wrap)
+		return -1;
+	OFFCPU_UREGS(r, ip, sp, fp, lr);
+	/*
+	 * Once ids repeat, a cached one may name a newer stack: every CPU stops
+	 * reusing OFFCPU_DWARF_WRAP_MARGIN ids before the first one wraps.
+	 */
+	e = cfg.stack_cache && !*wrap ? bpf_map_lookup_elem(&ucache, &tid) : NULL;
+	if (e && ucache_hit(e, pid, ip, sp, fp, lr)) {
+		count(STAT_USTACK_REUSED);
+		if (!cfg.stack_cache_verify)
+			return e->id;
+		reuse = e->id;
+	}
+	c = bpf_ringbuf_reserve(&events, sizeof(*c) + cfg.copy_bytes, 0);
+	if (!c) {
+		count(DROP_UCOPY);
+		return -1;
+	}
+	if (q->seq >= OFFCPU_DWARF_SEQ_MASK - OFFCPU_DWARF_WRAP_MARGIN)
+		*wrap = 1;
+	id = OFFCPU_DWARF_ID | (cpu & (OFFCPU_DWARF_CPUS - 1)) << OFFCPU_DWARF_CPU_SHIFT |
+	     (q->seq++ & OFFCPU_DWARF_SEQ_MASK);
+	c->magic = OFFCPU_UCOPY_MAGIC;
+	c->id = id;
+	c->pid = pid;
+	c->tid = tid;
+	c->reuse_id = reuse;
+	c->pc = ip;
+	c->sp = sp;
+	c->fp = fp;
+	c->lr = lr;
+	c->len = copy_user_stack(c->bytes, sp);
+	if (!c->len)
+		count(STAT_UCOPY_UNREADABLE);
+	else if (c->len < cfg.copy_bytes)
+		count(STAT_UCOPY_SHORT);
+	bpf_ringbuf_submit(c, 0);
+	count(STAT_UCOPY_SENT);
+	count(STAT_USTACK_WALKED);
+	return id;
+}
+
 /* NOW: the time of this switch, read once for both halves (0: not yet). */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 				       __u32 state, bool task_storage, bool tp_btf,
@@ -181,7 +324,14 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	if (s->ts)
 		end_unseen(prev, tid, s, tp_btf, now);
 	/* prev is current here, so the stacks walked are prev's. */
-	start_block(ctx, s, pid, state, tp_btf && cfg.stack_cache ? user_key(prev) : 0, now);
+	if (tp_btf && cfg.dwarf && cfg.want_ustack) {
+		/* As in start_block: the block starts before the copy. */
+		*now = bpf_ktime_get_ns();
+		s->ustack = dwarf_stack_id(prev, pid, tid);
+		start_block_rest(ctx, s, pid, state, *now);
+	} else {
+		start_block(ctx, s, pid, state, tp_btf && cfg.stack_cache ? user_key(prev) : 0, now);
+	}
 	s->runtime = task_runtime(prev, tp_btf);
 }
 

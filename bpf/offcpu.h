@@ -35,7 +35,9 @@ struct offcpu_config {
 	__u8 has_prev_state_arg;	/* sched_switch passes prev_state (5.18+) */
 	__u8 stack_cache;	/* reuse user stack ids (tp_btf, 5.15+) */
 	__u8 stack_cache_verify;	/* walk anyway and count wrong reuses */
-	__u8 pad[3];
+	__u8 dwarf;		/* copy user stacks for CFI unwinding (OFFCPU_DWARF_ID) */
+	__u8 pad[2];
+	__u32 copy_bytes;	/* --call-graph dwarf,SIZE: bytes copied from the user sp */
 	/* tp,hash: record offsets from tracefs's format files (src/tracefs.c). */
 	__u32 tp_prev_state_off, tp_prev_state_size;	/* sched_switch: long */
 	__u32 tp_next_pid_off;
@@ -105,6 +107,68 @@ struct offcpu_spill_scratch {
 	__u32 pad;
 };
 
+/*
+ * --call-graph dwarf: at switch-out the program copies the user registers and
+ * the top of the user stack into the ring buffer (struct offcpu_ucopy) and
+ * names the stack with a fresh id: OFFCPU_DWARF_ID, the CPU and a per-CPU
+ * sequence.
+ * User space unwinds the copy with the files' CFI (src/unwind.c) before any
+ * sample naming the id: the copy is reserved in the same ring before the
+ * block ends.  Copies start with OFFCPU_UCOPY_MAGIC where an offcpu_event
+ * has its time.
+ */
+#define OFFCPU_DWARF_ID		0x20000000
+#define OFFCPU_DWARF_CPU_SHIFT	20	/* ids: flag, CPU (9 bits), per-CPU sequence */
+#define OFFCPU_DWARF_SEQ_MASK	((1u << OFFCPU_DWARF_CPU_SHIFT) - 1)
+#define OFFCPU_DWARF_CPUS	(1u << (29 - OFFCPU_DWARF_CPU_SHIFT))
+/* A CPU this close to wrapping stops all reuse first (see dwarf_stack_id). */
+#define OFFCPU_DWARF_WRAP_MARGIN	65536
+#define OFFCPU_UCOPY_MAGIC	(~0ull)
+#define OFFCPU_COPY_MAX		65528	/* perf's limit for dwarf,SIZE */
+
+struct offcpu_ucopy {
+	__u64 magic;		/* OFFCPU_UCOPY_MAGIC */
+	__u32 id;		/* the stack id the block carries */
+	__u32 pid, tid;
+	__u32 len;		/* bytes of the stack copied from sp (0: unreadable) */
+	__u32 reuse_id;		/* --stack-cache verify: the id the cache would reuse, or 0 */
+	__u32 pad;
+	__u64 pc, sp, fp, lr;	/* user registers at kernel entry */
+	__u8 bytes[];		/* cfg.copy_bytes, the first len valid */
+};
+
+/*
+ * Per CPU: the sequence of its dwarf ids (no atomic fetch-and-add: kernels
+ * before 5.12 refuse the instruction even in code they never run).
+ */
+struct offcpu_dwarf_seq {
+	__u32 seq;
+	__u32 pad;
+};
+
+/*
+ * The dwarf stack cache, per thread, written by user space after it
+ * unwound a copy: the registers of that block and every stack word the
+ * unwinding read (address, value).  An unwind is a function of the
+ * registers, those words and the process's mappings, so a block with the
+ * same registers and the same words at those addresses has the same
+ * stack: the program rereads the words and reuses the id.
+ */
+#define OFFCPU_UCACHE_WORDS	32
+
+#define OFFCPU_UCACHE_FP	1	/* the unwinding used the frame pointer register */
+#define OFFCPU_UCACHE_LR	2	/* ... the link register */
+
+struct offcpu_ucache {
+	__u64 pc, sp, fp, lr;	/* fp, lr: compared only with their flag */
+	__u32 pid;
+	__u32 id;
+	__u32 n;		/* words below */
+	__u32 flags;		/* OFFCPU_UCACHE_* */
+	__u64 addr[OFFCPU_UCACHE_WORDS];
+	__u64 val[OFFCPU_UCACHE_WORDS];
+};
+
 /* Per-CPU drop counters, indexes of the drops map. */
 enum offcpu_drop {
 	DROP_USTACK,		/* user stack not recorded (maps full, fault) */
@@ -115,6 +179,7 @@ enum offcpu_drop {
 	DROP_FILTER,		/* pid filter map full (fork tracking) */
 	DROP_KTHREADS,		/* tp,hash: kthreads map full, a kernel thread not recognised */
 	DROP_UNSEEN,		/* a block whose switch-in no sched_switch event showed */
+	DROP_UCOPY,		/* dwarf: ring buffer full, a user stack copy not sent */
 	DROP_MAX,
 };
 
@@ -126,6 +191,9 @@ enum offcpu_stat {
 	STAT_USTACK_SPILLED,		/* user stacks stored in the spill map */
 	STAT_KSTACK_SPILLED,		/* kernel stacks stored in the spill map */
 	STAT_UNSEEN_ENDED,		/* such a block, ended from the thread's CPU time or the CPU's last switch */
+	STAT_UCOPY_SENT,		/* dwarf: user stack copies sent */
+	STAT_UCOPY_SHORT,		/* of which shortened at the end of the stack mapping */
+	STAT_UCOPY_UNREADABLE,		/* of which nothing could be read at sp */
 	COUNTER_MAX,
 };
 

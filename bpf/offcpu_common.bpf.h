@@ -225,6 +225,21 @@ static __always_inline __s32 user_stack_id(void *ctx, struct offcpu_start *s, __
 	return id;
 }
 
+/* Switch-out, after the user stack: the kernel stack, the state, the start time NOW. */
+static __always_inline void start_block_rest(void *ctx, struct offcpu_start *s, __u32 pid,
+					     __u32 state, __u64 now)
+{
+	s->kstack = -1;
+	if (cfg.want_kstack) {
+		s->kstack = stack_id(ctx, &kstacks, &kstack_spill, 0, STAT_KSTACK_SPILLED);
+		if (s->kstack < 0)
+			count(DROP_KSTACK);
+	}
+	s->state = state;
+	s->tgid = pid;
+	s->ts = now;
+}
+
 /*
  * Switch-out of the current task (thread PID/TID, STATE wanted): its stacks
  * and the time.  UKEY as for user_stack_id.  NOW: the time of this switch,
@@ -241,15 +256,7 @@ static __always_inline void start_block(void *ctx, struct offcpu_start *s, __u32
 	 */
 	*now = bpf_ktime_get_ns();
 	s->ustack = cfg.want_ustack ? user_stack_id(ctx, s, ukey) : -1;
-	s->kstack = -1;
-	if (cfg.want_kstack) {
-		s->kstack = stack_id(ctx, &kstacks, &kstack_spill, 0, STAT_KSTACK_SPILLED);
-		if (s->kstack < 0)
-			count(DROP_KSTACK);
-	}
-	s->state = state;
-	s->tgid = pid;
-	s->ts = *now;
+	start_block_rest(ctx, s, pid, state, *now);
 }
 
 static __always_inline void add_sum(__u32 pid, __u32 tid, struct offcpu_start *s,

@@ -653,6 +653,159 @@ int cfi_table_build(const char *path, int fd, size_t max_rows, struct cfi_table 
 	return rc;
 }
 
+/* ---- one file's CFI, its rows built per FDE on first use ---- */
+
+struct cfi_file {
+	Elf *elf;
+	Dwarf *dw;		/* .debug_frame only */
+	Dwarf_CFI *cfi;
+	struct cfi_src src;	/* fdes: sorted, overlapping ones dropped */
+	struct cfi_regs regs;
+	unsigned int machine;
+	struct cfi_table *rows;	/* per FDE, built by cfi_file_lookup */
+	size_t bytes;		/* memory held, for the caller's budget */
+};
+
+static void drop_overlaps(struct cfi_src *s)
+{
+	size_t n = 0;
+
+	/* Overlapping FDEs (broken input): the earlier one wins, as in tables. */
+	for (size_t i = 0; i < s->nr_fdes; i++)
+		if (!n || s->fdes[i].start >= s->fdes[n - 1].end)
+			s->fdes[n++] = s->fdes[i];
+	s->nr_fdes = n;
+}
+
+struct cfi_file *cfi_file_open(int fd, char *err, size_t errlen)
+{
+	struct cfi_file *f = calloc(1, sizeof(*f));
+	struct cfi_table stats = { 0 };
+	GElf_Ehdr eh;
+
+	if (!f) {
+		fail(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		fail(err, errlen, "libelf too old");
+		goto bad;
+	}
+	f->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || !gelf_getehdr(f->elf, &eh)) {
+		fail(err, errlen, "not an ELF file");
+		goto bad;
+	}
+	f->machine = eh.e_machine;
+	if (cfi_regs_of(eh.e_machine, &f->regs)) {
+		fail(err, errlen, "unsupported ELF machine %u", eh.e_machine);
+		goto bad;
+	}
+	f->src.elf = f->elf;
+	f->src.big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+	f->src.addr_size = eh.e_ident[EI_CLASS] == ELFCLASS64 ? 8 : 4;
+	/* Every program is scanned now (walk_fdes): libdw never sees a hostile one. */
+	if (open_cfi(&f->src, &f->dw, &f->cfi, err, errlen) ||
+	    walk_fdes(&f->src, &stats, err, errlen))
+		goto bad;
+	drop_overlaps(&f->src);
+	f->rows = calloc(f->src.nr_fdes ? f->src.nr_fdes : 1, sizeof(*f->rows));
+	if (!f->rows) {
+		fail(err, errlen, "out of memory");
+		goto bad;
+	}
+	f->bytes = f->src.nr_fdes * (sizeof(*f->rows) + sizeof(*f->src.fdes));
+	free(f->src.cies);
+	f->src.cies = NULL;
+	f->src.nr_cies = f->src.cap_cies = 0;
+	return f;
+bad:
+	cfi_file_close(f);
+	return NULL;
+}
+
+unsigned int cfi_file_machine(const struct cfi_file *f)
+{
+	return f->machine;
+}
+
+size_t cfi_file_bytes(const struct cfi_file *f)
+{
+	return f->bytes;
+}
+
+static const struct cfi_row gap_row = { .kind = CFI_GAP };
+
+const struct cfi_row *cfi_file_lookup(struct cfi_file *f, uint64_t pc, size_t budget)
+{
+	size_t lo = 0, hi = f->src.nr_fdes;
+	struct cfi_table *t;
+
+	/* The FDE covering PC, by its start. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->src.fdes[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || pc >= f->src.fdes[lo - 1].end)
+		return &gap_row;
+	t = &f->rows[lo - 1];
+	if (!t->n) {
+		size_t max_rows = budget / sizeof(struct cfi_row);
+
+		/* Beyond the budget (or broken): the FDE stays a gap, and is tried again. */
+		if (!max_rows || fde_rows(f->cfi, &f->regs, &f->src.fdes[lo - 1], t, max_rows) ||
+		    t->n < 2) {
+			cfi_table_free(t);
+			return NULL;
+		}
+		t->machine = f->machine;
+		f->bytes += t->cap * sizeof(struct cfi_row);
+	}
+	return cfi_table_lookup(t, pc);
+}
+
+void cfi_file_close(struct cfi_file *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; f->rows && i < f->src.nr_fdes; i++)
+		cfi_table_free(&f->rows[i]);
+	free(f->rows);
+	if (f->dw)
+		dwarf_end(f->dw);
+	else if (f->cfi)
+		dwarf_cfi_end(f->cfi);
+	elf_end(f->elf);
+	free(f->src.cies);
+	free(f->src.fdes);
+	free(f);
+}
+
+/*
+ * libdw's out-of-memory path (__libdw_oom) reports through glibc's error(),
+ * which musl lacks; elfutils' own fallback lives in libeu, not in libdw.a.
+ * Weak: a libc that has error() keeps its own.
+ */
+__attribute__((weak)) void error(int status, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("offcpu: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (errnum)
+		fprintf(stderr, ": %s", strerror(errnum));
+	fputc('\n', stderr);
+	if (status)
+		exit(status);
+}
+
 const struct cfi_row *cfi_table_lookup(const struct cfi_table *t, uint64_t pc)
 {
 	size_t lo = 0, hi = t->n;

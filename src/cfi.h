@@ -73,6 +73,28 @@ const struct cfi_row *cfi_table_lookup(const struct cfi_table *t, uint64_t pc);
 void cfi_table_free(struct cfi_table *t);
 
 /*
+ * One file's CFI for an unwinder: its FDEs are read (and every CFA program
+ * checked) at open, the rows of an FDE built when a pc in it is first
+ * looked up, so a large file costs only what is used.  FD must stay open
+ * while the file is in use.
+ */
+struct cfi_file;
+
+/* NULL with one line in ERR naming the problem. */
+struct cfi_file *cfi_file_open(int fd, char *err, size_t errlen);
+unsigned int cfi_file_machine(const struct cfi_file *f);
+
+/* Bytes held (FDE index and rows built so far). */
+size_t cfi_file_bytes(const struct cfi_file *f);
+
+/*
+ * The row covering PC (a CFI_GAP row where no FDE does), or NULL when its
+ * FDE's rows cannot be built within BUDGET more bytes (or are broken).
+ */
+const struct cfi_row *cfi_file_lookup(struct cfi_file *f, uint64_t pc, size_t budget);
+void cfi_file_close(struct cfi_file *f);
+
+/*
  * One unwinding step, the reference of what the BPF unwinder does.  The
  * registers of a frame: its pc (a file address: the caller looks up
  * pc - 1 for every frame but the innermost, as a return address points

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "offcpu.h"
 
 enum {
 	OPT_THRESH = 256,
@@ -22,6 +23,8 @@ enum {
 	OPT_VARIANT,
 	OPT_STACK_CACHE,
 	OPT_STACK_ENTRIES,
+	OPT_DWARF_BUFFER,
+	OPT_UNWIND_TABLES,
 	OPT_VERSION,
 	OPT_SELFTEST,
 };
@@ -46,6 +49,8 @@ static const struct option long_opts[] = {
 	{ "variant", required_argument, NULL, OPT_VARIANT },
 	{ "stack-cache", required_argument, NULL, OPT_STACK_CACHE },
 	{ "stack-entries", required_argument, NULL, OPT_STACK_ENTRIES },
+	{ "dwarf-buffer", required_argument, NULL, OPT_DWARF_BUFFER },
+	{ "unwind-tables", required_argument, NULL, OPT_UNWIND_TABLES },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -79,7 +84,12 @@ void cli_usage(FILE *out)
 "      --max-stack N         deepest stack recorded, frames (default 64, at most 127)\n"
 "      --stack-entries N     distinct stacks kept per stack map, user and kernel (default 2048);\n"
 "                            stacks that collide in one go to a spill map an eighth its size\n"
-"      --call-graph WHAT     kernel,user (default), user or kernel\n"
+"      --call-graph WHAT     kernel,user (default), user or kernel, and how user stacks are\n"
+"                            unwound: dwarf[,SIZE] (copy SIZE bytes of stack, default 8192, and\n"
+"                            unwind with the files' CFI; the default where the kernel can) or fp\n"
+"                            (frame pointers), e.g. --call-graph user,dwarf,16384\n"
+"      --dwarf-buffer MIB    dwarf: ring buffer for the stack copies (default 4, a power of 2)\n"
+"      --unwind-tables MIB   dwarf: memory for CFI tables (default 32)\n"
 "  -F, --freq, --on-cpu HZ   also sample on-CPU stacks HZ times a second (cpu-clock event)\n"
 "      --btf FILE|none       BTF for kernels without /sys/kernel/btf/vmlinux; none: the BTF-free variant\n"
 "      --variant ATTACH,STORE  force a program variant: tp_btf,task | tp_btf,hash | raw_tp,hash | tp,hash\n"
@@ -189,19 +199,56 @@ static int parse_state(const char *s, uint32_t *mask)
 	return *mask ? 0 : bad("--state", s, "expected S, D or SD");
 }
 
+/* One token of --call-graph after dwarf: the copy size, as perf checks it. */
+static int parse_copy_size(struct offcpu_opts *o, const char *s, const char *all)
+{
+	uint64_t v;
+
+	if (parse_u64("--call-graph", s, OFFCPU_COPY_MAX, &v))
+		return -1;
+	if (v < 8 || v % 8)
+		return bad("--call-graph", all, "the dwarf stack size must be a multiple of 8, at least 8");
+	o->copy_bytes = v;
+	return 0;
+}
+
+/* perf's spellings, comma-separated: kernel, user, dwarf[,SIZE], fp. */
 static int parse_call_graph(struct offcpu_opts *o, const char *s)
 {
-	if (!strcmp(s, "kernel,user") || !strcmp(s, "user,kernel") || !strcmp(s, "both")) {
-		o->ustack = o->kstack = true;
-	} else if (!strcmp(s, "user")) {
-		o->ustack = true;
-		o->kstack = false;
-	} else if (!strcmp(s, "kernel")) {
-		o->ustack = false;
-		o->kstack = true;
-	} else {
-		return bad("--call-graph", s, "expected kernel,user, user or kernel");
+	char buf[128], *tok, *save = NULL;
+	bool kernel = false, user = false, after_dwarf = false;
+
+	if (strlen(s) >= sizeof(buf) || !*s)
+		return bad("--call-graph", s, "expected kernel,user, user or kernel, dwarf[,SIZE] or fp");
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		bool was_dwarf = after_dwarf;
+
+		after_dwarf = false;
+		if (!strcmp(tok, "kernel")) {
+			kernel = true;
+		} else if (!strcmp(tok, "user")) {
+			user = true;
+		} else if (!strcmp(tok, "both")) {
+			kernel = user = true;
+		} else if (!strcmp(tok, "dwarf")) {
+			o->unwind = UNWIND_DWARF;
+			after_dwarf = true;
+		} else if (!strcmp(tok, "fp")) {
+			o->unwind = UNWIND_FPTR;
+		} else if (was_dwarf && *tok >= '0' && *tok <= '9') {
+			if (parse_copy_size(o, tok, s))
+				return -1;
+		} else {
+			return bad("--call-graph", s,
+				   "expected kernel,user, user or kernel, dwarf[,SIZE] or fp");
+		}
 	}
+	/* Only an unwinding method named: both stacks, as by default. */
+	if (!kernel && !user)
+		kernel = user = true;
+	o->kstack = kernel;
+	o->ustack = user;
 	return 0;
 }
 
@@ -231,6 +278,9 @@ static void defaults(struct offcpu_opts *o, int argc, char **argv)
 	o->max_stack = 64;
 	o->stack_entries = 2048;
 	o->ustack = o->kstack = true;
+	o->copy_bytes = 8192;
+	o->dwarf_buffer = 4u << 20;
+	o->unwind_tables = 32u << 20;
 	o->argc = argc;
 	o->argv = argv;
 }
@@ -297,6 +347,20 @@ static int parse_one(struct offcpu_opts *o, int c, const char *arg)
 		return 0;
 	case OPT_CALL_GRAPH:
 		return parse_call_graph(o, arg);
+	case OPT_DWARF_BUFFER:
+		if (parse_u64("--dwarf-buffer", arg, 1024, &v))
+			return -1;
+		if (!v || (v & (v - 1)))
+			return bad("--dwarf-buffer", arg, "expected a power of 2 between 1 and 1024 (MiB)");
+		o->dwarf_buffer = v << 20;
+		return 0;
+	case OPT_UNWIND_TABLES:
+		if (parse_u64("--unwind-tables", arg, 4096, &v))
+			return -1;
+		if (!v)
+			return bad("--unwind-tables", arg, "must be at least 1 (MiB)");
+		o->unwind_tables = v << 20;
+		return 0;
 	case 'F':
 		if (parse_u64("--freq", arg, 100000, &v))
 			return -1;

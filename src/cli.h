@@ -23,6 +23,12 @@ enum stack_cache {
 	STACK_CACHE_VERIFY,	/* walk every stack and count reuses that would be wrong */
 };
 
+enum unwind_mode {
+	UNWIND_DEFAULT,		/* dwarf where the kernel can, else frame pointers */
+	UNWIND_DWARF,		/* --call-graph dwarf[,SIZE] */
+	UNWIND_FPTR,		/* --call-graph fp */
+};
+
 struct id_list {
 	uint32_t *v;
 	size_t n;
@@ -42,6 +48,10 @@ struct offcpu_opts {
 	uint32_t stack_entries;	/* per stack map */
 	uint32_t freq;		/* -F: on-CPU samples per second, 0: off */
 	bool ustack, kstack;
+	enum unwind_mode unwind;
+	uint32_t copy_bytes;	/* dwarf: user stack bytes copied at each block */
+	uint32_t dwarf_buffer;	/* dwarf: ring buffer bytes for the copies */
+	uint32_t unwind_tables;	/* dwarf: bytes of CFI tables kept at most */
 	enum stack_cache stack_cache;
 	int verbose;
 	const char *btf_path;

@@ -110,7 +110,10 @@ static int add_sample(struct collector *c, uint32_t pid, uint32_t tid, uint32_t 
 		.user = stacks_get(c->stacks, ustack, false),
 	};
 
-	return queue(c, sample_write(c->scratch, &s), time);
+	int err = queue(c, sample_write(c->scratch, &s), time);
+
+	stacks_done(c->stacks, ustack);
+	return err;
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -118,6 +121,12 @@ static int on_event(void *ctx, void *data, size_t size)
 	struct collector *c = ctx;
 	const struct offcpu_event *e = data;
 
+	/* A user stack copy (dwarf): reserved before the block that names it ends. */
+	if (size >= sizeof(uint64_t) && *(const uint64_t *)data == OFFCPU_UCOPY_MAGIC) {
+		if (stacks_add_copy(c->stacks, data, size))
+			c->err = -1;
+		return 0;
+	}
 	if (size < sizeof(*e))
 		return 0;
 	c->st.direct++;
@@ -158,6 +167,10 @@ static int drain_sums(struct collector *c)
 	uint32_t out_batch, *in = NULL;
 	int fd = c->ld->sums_fd;
 
+	/* The copies of the stacks these blocks name are in the ring: unwind them first. */
+	if (c->ld->dwarf && ring_buffer__consume(c->rb) < 0)
+		return -1;
+
 	for (;;) {
 		uint32_t n = BATCH;
 		int err = bpf_map_lookup_and_delete_batch(fd, in, &out_batch, keys, vals, &n, NULL);
@@ -189,7 +202,7 @@ struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 	c->w = w;
 	c->ld = ld;
 	c->o = o;
-	c->stacks = stacks_new(ld);
+	c->stacks = stacks_new(ld, o->unwind_tables);
 	c->scratch = malloc(SAMPLE_MAX_SIZE(ld->max_stack));
 	c->last_drain = now_ns();
 	if (!c->stacks || !c->scratch)
@@ -296,6 +309,9 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 	if (drain_sums(c))
 		c->err = -1;
 	read_counters(c);
+	c->st.unwind = stacks_unwind_counts(c->stacks);
+	if (c->st.unwind)
+		c->st.counters[STAT_USTACK_WRONG] += stacks_wrong_reuses(c->stacks);
 	write_lost(c);
 	flush(c, UINT64_MAX);
 	offcpu_event_attr(&a, c->o);

@@ -16,6 +16,7 @@
 #include "loader.h"
 #include "offcpu.h"
 #include "perf_data.h"
+#include "unwind.h"
 
 struct collector;
 
@@ -26,6 +27,7 @@ struct collector_stats {
 	uint64_t lost_task_events;	/* dummy ring buffer overflows */
 	uint64_t counters[COUNTER_MAX];	/* kernel-side drops, then stack cache counts */
 	uint64_t bytes;
+	const struct unwind_counts *unwind;	/* dwarf: how copies were unwound, else NULL */
 };
 
 /* Samples lost in the kernel (a full ring buffer sums its blocks instead). */

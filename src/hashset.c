@@ -60,6 +60,34 @@ int u32_map_put(struct u32_map *m, uint32_t key, void *val)
 	return 0;
 }
 
+/* Linear probing: the entries after the hole that probed past it move back. */
+void *u32_map_del(struct u32_map *m, uint32_t key)
+{
+	size_t mask = m->cap - 1, hole, i;
+	void *val;
+
+	if (!m->cap)
+		return NULL;
+	hole = u32_slot(m, key);
+	val = m->vals[hole];
+	if (!val)
+		return NULL;
+	m->vals[hole] = NULL;
+	m->n--;
+	for (i = (hole + 1) & mask; m->vals[i]; i = (i + 1) & mask) {
+		size_t home = hash32(m->keys[i]) & mask;
+
+		/* Stays if its home lies cyclically in (hole, i]. */
+		if ((i > hole) ? (home > hole && home <= i) : (home > hole || home <= i))
+			continue;
+		m->keys[hole] = m->keys[i];
+		m->vals[hole] = m->vals[i];
+		m->vals[i] = NULL;
+		hole = i;
+	}
+	return val;
+}
+
 void u32_map_free(struct u32_map *m, void (*fn)(void *))
 {
 	for (size_t i = 0; fn && i < m->cap; i++)

@@ -42,7 +42,7 @@ static inline uint32_t hash32(uint32_t x)
 	return x ^ (x >> 16);
 }
 
-/* u32 -> non-NULL pointer; entries are never removed. */
+/* u32 -> non-NULL pointer. */
 struct u32_map {
 	uint32_t *keys;
 	void **vals;	/* NULL: an empty slot */
@@ -52,6 +52,8 @@ struct u32_map {
 void *u32_map_get(const struct u32_map *m, uint32_t key);
 /* Adds or replaces; -1 when out of memory. */
 int u32_map_put(struct u32_map *m, uint32_t key, void *val);
+/* Removes KEY; its value, or NULL when absent. */
+void *u32_map_del(struct u32_map *m, uint32_t key);
 /* Calls FN (if any) on every value, then frees the table. */
 void u32_map_free(struct u32_map *m, void (*fn)(void *));
 

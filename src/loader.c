@@ -36,6 +36,7 @@
 #define RINGBUF_BYTES	(256 * 1024)
 #define PID_FILTER_ENTRIES 1024	/* tracked processes, grown on fork */
 #define KTHREAD_ENTRIES	4096	/* a few hundred on a server, a 64-CPU one ~1000 */
+#define UCACHE_ENTRIES	4096	/* dwarf stack cache: threads (528 bytes each, allocated as used) */
 
 static int libbpf_verbosity;
 
@@ -68,7 +69,7 @@ static const struct { const char *name; size_t off; int in; } map_names[] = {
 	MAP(kstacks, IN_BOTH), MAP(ustack_spill, IN_BOTH), MAP(kstack_spill, IN_BOTH),
 	MAP(sums, IN_BOTH), MAP(events, IN_BOTH), MAP(counters, IN_BOTH),
 	MAP(pid_filter, IN_BOTH), MAP(tid_filter, IN_BOTH), MAP(cpu_filter, IN_BOTH),
-	MAP(kthreads, IN_TP),
+	MAP(kthreads, IN_TP), MAP(dwarf_seq, IN_CORE), MAP(dwarf_wrap, IN_CORE), MAP(ucache, IN_CORE),
 };
 #undef MAP
 #define PROG(name, in) { #name, offsetof(struct loader_progs, name), in }
@@ -154,6 +155,8 @@ static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
 		.has_prev_state_arg = p->prev_state_arg,
 		.stack_cache = loader_stack_cache(o, p),
 		.stack_cache_verify = o->stack_cache == STACK_CACHE_VERIFY,
+		.dwarf = loader_dwarf(o, p, NULL),
+		.copy_bytes = o->copy_bytes,
 		/* The BTF-free object reads its records at the offsets tracefs gave. */
 		.tp_prev_state_off = p->tp.switch_prev_state.offset,
 		.tp_prev_state_size = p->tp.switch_prev_state.size,
@@ -173,6 +176,27 @@ static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
 bool loader_stack_cache(const struct offcpu_opts *o, const struct probe *p)
 {
 	return o->ustack && o->stack_cache != STACK_CACHE_OFF && p->task_pt_regs;
+}
+
+bool loader_dwarf(const struct offcpu_opts *o, const struct probe *p, const char **why)
+{
+	const char *no = NULL;
+
+	if (!o->ustack)
+		no = "no user stacks recorded";
+	else if (o->unwind == UNWIND_FPTR)
+		no = "--call-graph fp";
+	else if (libbpf_num_possible_cpus() > (int)OFFCPU_DWARF_CPUS)
+		no = "more possible CPUs than its stack ids can name";
+	else if (o->unwind == UNWIND_DEFAULT && !OFFCPU_DWARF_DEFAULT)
+		no = "not the default on " OFFCPU_TARGET " yet (frame-pointer steps over code "
+		     "without CFI; --call-graph dwarf asks for it)";
+	else if (!p->task_pt_regs)
+		no = p->tp_btf ? "the user registers need bpf_task_pt_regs (5.15+)" :
+			"the user registers need bpf_task_pt_regs and kernel BTF (tp_btf)";
+	if (why)
+		*why = no;
+	return !no;
 }
 
 /* Spilled stacks are map keys, and a key holds at most OFFCPU_SPILL_FRAMES. */
@@ -223,6 +247,8 @@ static int select_variant(struct loader *l, const struct offcpu_opts *o,
 		if (!p->use_task_storage)
 			err |= bpf_program__set_autoload(pg->on_exit, true);
 		err |= bpf_map__set_autocreate(m->task_start, p->use_task_storage);
+		err |= bpf_map__set_max_entries(m->ucache, loader_dwarf(o, p, NULL) &&
+						loader_stack_cache(o, p) ? UCACHE_ENTRIES : 1);
 	}
 	err |= bpf_map__set_autocreate(m->tid_start, !p->use_task_storage);
 	err |= bpf_map__set_max_entries(m->tid_start, TID_ENTRIES);
@@ -234,7 +260,9 @@ static int select_variant(struct loader *l, const struct offcpu_opts *o,
 	err |= bpf_map__set_max_entries(m->ustack_spill, o->ustack && loader_spill(o) ? spill : 1);
 	err |= bpf_map__set_max_entries(m->kstack_spill, o->kstack && loader_spill(o) ? spill : 1);
 	err |= bpf_map__set_max_entries(m->sums, SUMS_ENTRIES);
-	err |= bpf_map__set_max_entries(m->events, RINGBUF_BYTES);
+	/* dwarf: the copies share the ring with the long blocks, which must follow them. */
+	err |= bpf_map__set_max_entries(m->events, loader_dwarf(o, p, NULL) &&
+					o->dwarf_buffer > RINGBUF_BYTES ? o->dwarf_buffer : RINGBUF_BYTES);
 	/* Unused filters still exist (the code refers to them): keep them tiny. */
 	err |= bpf_map__set_max_entries(m->pid_filter, t->pid_filter ? PID_FILTER_ENTRIES : 1);
 	err |= bpf_map__set_max_entries(m->tid_filter, o->tids.n ? o->tids.n : 1);
@@ -288,6 +316,7 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 	memset(l, 0, sizeof(*l));
 	loader_set_verbosity(o->verbose);
 	l->max_stack = o->max_stack;
+	l->dwarf = !p->classic_tp && loader_dwarf(o, p, NULL);
 	/* The BTF-free variant is its own object: libbpf would want vmlinux BTF for the other. */
 	if (p->classic_tp)
 		l->obj = bpf_object__open_mem(offcpu_tp_bpf_obj, offcpu_tp_bpf_obj_end - offcpu_tp_bpf_obj, &oo);
@@ -317,6 +346,7 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 	l->kstack_spill_fd = bpf_map__fd(l->maps.kstack_spill);
 	l->counters_fd = bpf_map__fd(l->maps.counters);
 	l->pid_filter_fd = bpf_map__fd(l->maps.pid_filter);
+	l->ucache_fd = l->dwarf && loader_stack_cache(o, p) ? bpf_map__fd(l->maps.ucache) : -1;
 	if (p->classic_tp && o->user_only)
 		l->kthreads_fd = bpf_map__fd(l->maps.kthreads);
 	if (fill_filter(l->maps.pid_filter, &t->pids) ||

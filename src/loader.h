@@ -25,7 +25,7 @@ struct bpf_program;
 struct loader_maps {
 	struct bpf_map *task_start, *tid_start, *stacks, *kstacks, *ustack_spill,
 		*kstack_spill, *sums, *events, *counters, *pid_filter, *tid_filter,
-		*cpu_filter, *kthreads;
+		*cpu_filter, *kthreads, *dwarf_seq, *dwarf_wrap, *ucache;
 };
 
 struct loader_progs {
@@ -45,6 +45,8 @@ struct loader {
 	bool classic_tp;	/* tp,hash: attached by the tracepoint ids in tp */
 	struct tracefs_sched tp;
 	uint32_t max_stack;	/* frames per stack map entry */
+	bool dwarf;		/* user stacks copied for CFI unwinding (--call-graph dwarf) */
+	int ucache_fd;		/* dwarf with the stack cache: its per-thread entries, else -1 */
 	size_t stack_ids;	/* ids a stack map can hand out (its buckets) */
 	uint64_t memlock;	/* bytes locked by our maps (fdinfo) */
 };
@@ -68,6 +70,12 @@ void loader_close(struct loader *l);
 
 /* Whether the user stack cache runs: asked for, user stacks, and a kernel that can. */
 bool loader_stack_cache(const struct offcpu_opts *o, const struct probe *p);
+
+/*
+ * Whether user stacks are copied and unwound with CFI (--call-graph dwarf,
+ * the default where the kernel can); else WHY says why not (may be NULL).
+ */
+bool loader_dwarf(const struct offcpu_opts *o, const struct probe *p, const char **why);
 
 /* Whether stacks that collide in their stack map are kept in the spill maps. */
 bool loader_spill(const struct offcpu_opts *o);

@@ -258,6 +258,36 @@ static void print_stack_cache(const struct offcpu_opts *o, const uint64_t *n)
 		percent(reused, reused + walked));
 }
 
+/* -v with --call-graph dwarf: the copies and how their unwinding ended. */
+static void print_unwind(const uint64_t *n, const struct unwind_counts *u)
+{
+	fprintf(stderr, "[ offcpu: user stack copies: %llu sent, %llu shortened at the stack's end, "
+		"%llu unreadable ]\n", (unsigned long long)n[STAT_UCOPY_SENT],
+		(unsigned long long)n[STAT_UCOPY_SHORT], (unsigned long long)n[STAT_UCOPY_UNREADABLE]);
+	fprintf(stderr, "[ offcpu: CFI: %llu files read, %.1f MiB of rows; %llu files without; "
+		"%llu lookups over the --unwind-tables budget ]\n",
+		(unsigned long long)u->files, u->table_bytes / 1048576.0,
+		(unsigned long long)u->no_table, (unsigned long long)u->over_budget);
+	for (int i = 0; i < UNWIND_NR; i++)
+		fprintf(stderr, "[ offcpu: user stacks unwound, %s: %llu ]\n", unwind_end_names[i],
+			(unsigned long long)u->end[i]);
+}
+
+/* How user stacks are unwound, and why not by CFI: -v, or one line when dwarf was asked for. */
+static void print_unwinding(const struct offcpu_opts *o, const struct probe *p)
+{
+	const char *why;
+
+	if (loader_dwarf(o, p, &why)) {
+		if (o->verbose)
+			fprintf(stderr, "user stacks: copied (%u bytes) and unwound with CFI\n",
+				o->copy_bytes);
+	} else if (o->ustack && (o->verbose || o->unwind == UNWIND_DWARF)) {
+		fprintf(stderr, "%suser stacks: frame pointers (no CFI unwinding: %s)\n",
+			o->verbose ? "" : "offcpu: ", why);
+	}
+}
+
 static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 			  const struct collector_stats *st, uint64_t missed)
 {
@@ -270,6 +300,7 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 		[DROP_FILTER] = "forked processes not followed (pid filter full)",
 		[DROP_KTHREADS] = "kernel threads not recognised, their blocks recorded (kthreads map full)",
 		[DROP_UNSEEN] = "blocks lost: their thread was switched in without a sched_switch event",
+		[DROP_UCOPY] = "user stacks not recorded (ring buffer full of stack copies: raise --dwarf-buffer)",
 	};
 	const uint64_t *n = st->counters;
 	uint64_t lost = collector_lost(st);
@@ -286,6 +317,8 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 			(unsigned long long)n[STAT_UNSEEN_ENDED]);
 	if (o->verbose && loader_stack_cache(o, p))
 		print_stack_cache(o, n);
+	if (o->verbose && st->unwind)
+		print_unwind(n, st->unwind);
 	if (o->verbose && (n[STAT_USTACK_SPILLED] || n[STAT_KSTACK_SPILLED]))
 		fprintf(stderr, "[ offcpu: stacks keyed by their frames: %llu user and %llu kernel ]\n",
 			(unsigned long long)n[STAT_USTACK_SPILLED],
@@ -331,6 +364,7 @@ static int session_setup(struct session *s)
 	}
 	if (loader_load(&s->ld, o, &s->target, &s->probe) || loader_attach(&s->ld))
 		return -1;
+	print_unwinding(o, &s->probe);
 	probe_cleanup(&s->probe);
 	if (o->verbose)
 		loader_print_maps(&s->ld, stderr);

@@ -5,9 +5,16 @@
 
 #include <bpf/bpf.h>
 
+#include "hashset.h"
 #include "offcpu.h"
 #include "proc_sync.h"
 #include "stacks.h"
+#include "unwind.h"
+
+struct stack_set {
+	struct stack **v;	/* open addressing by the frames' hash */
+	size_t cap, n;
+};
 
 /* Stacks of the spill maps by id, sorted (user, kernel). */
 struct spilled {
@@ -26,6 +33,11 @@ struct stacks {
 	size_t nr_ids;
 	struct spill_cache spilled[2];
 	uint64_t *buf;		/* one stack map value */
+	struct unwinder *unwinder;	/* --call-graph dwarf, else NULL */
+	struct u32_map unwound;		/* dwarf id -> its stack in interned */
+	struct stack_set interned;	/* every distinct unwound stack, once */
+	uint64_t wrong_reuses;		/* --stack-cache verify, dwarf */
+	uint64_t cache_cleared;		/* the dwarf stack cache map was full */
 	int sched_known;	/* 0: not looked up, 1: found, -1: unknown */
 	uint64_t sched_lo, sched_hi;
 };
@@ -135,6 +147,8 @@ const struct stack *stacks_get(struct stacks *s, int32_t id, bool kernel)
 
 	if (id >= 0 && (id & OFFCPU_SPILL_ID))
 		return get_spilled(s, id, kernel);
+	if (id >= 0 && (id & OFFCPU_DWARF_ID) && !kernel)
+		return u32_map_get(&s->unwound, id);
 	if (id < 0 || (size_t)id >= s->nr_ids)
 		return NULL;
 	if (s->by_id[slot])
@@ -146,13 +160,124 @@ const struct stack *stacks_get(struct stacks *s, int32_t id, bool kernel)
 	return s->by_id[slot];
 }
 
-struct stacks *stacks_new(const struct loader *ld)
+/* The one copy of stack ST (frames N of IP) in the set, added if need be. */
+static const struct stack *intern(struct stacks *s, const uint64_t *ip, uint32_t n)
+{
+	struct stack_set *set = &s->interned;
+	uint32_t h = fnv1a(FNV1A_INIT, ip, n * sizeof(*ip));
+	struct stack *st;
+	size_t i;
+
+	if ((set->n + 1) * 2 > set->cap) {
+		struct stack_set g = { .cap = set->cap ? set->cap * 2 : 1024 };
+
+		g.v = calloc(g.cap, sizeof(*g.v));
+		if (!g.v)
+			return NULL;
+		for (i = 0; i < set->cap; i++) {
+			const struct stack *o = set->v[i];
+			size_t j;
+
+			if (!o)
+				continue;
+			j = fnv1a(FNV1A_INIT, o->ip, o->nr * sizeof(*o->ip)) & (g.cap - 1);
+			while (g.v[j])
+				j = (j + 1) & (g.cap - 1);
+			g.v[j] = set->v[i];
+		}
+		free(set->v);
+		g.n = set->n;
+		*set = g;
+	}
+	for (i = h & (set->cap - 1); set->v[i]; i = (i + 1) & (set->cap - 1))
+		if (set->v[i]->nr == n && !memcmp(set->v[i]->ip, ip, n * sizeof(*ip)))
+			return set->v[i];
+	st = malloc(sizeof(*st) + n * sizeof(*ip));
+	if (!st)
+		return NULL;
+	st->nr = n;
+	memcpy(st->ip, ip, n * sizeof(*ip));
+	set->v[i] = st;
+	set->n++;
+	return st;
+}
+
+/*
+ * The stack cache's entry for the copy's thread: its registers and the words
+ * its unwinding read.  A full map is emptied (entries of exited threads
+ * linger): only reuses are lost, never a wrong one made.
+ */
+static void install_cache(struct stacks *s, const struct offcpu_ucopy *c,
+			  const struct unwind_reads *r)
+{
+	struct offcpu_ucache e = {
+		.pc = c->pc, .sp = c->sp, .fp = c->fp, .lr = c->lr,
+		.pid = c->pid, .id = c->id, .n = r->n,
+		.flags = (r->fp_used ? OFFCPU_UCACHE_FP : 0) | (r->lr_used ? OFFCPU_UCACHE_LR : 0),
+	};
+	uint32_t key, next;
+
+	memcpy(e.addr, r->addr, r->n * sizeof(*e.addr));
+	memcpy(e.val, r->val, r->n * sizeof(*e.val));
+	if (!bpf_map_update_elem(s->ld->ucache_fd, &c->tid, &e, BPF_ANY))
+		return;
+	while (!bpf_map_get_next_key(s->ld->ucache_fd, NULL, &next)) {
+		key = next;
+		bpf_map_delete_elem(s->ld->ucache_fd, &key);
+	}
+	s->cache_cleared++;
+	bpf_map_update_elem(s->ld->ucache_fd, &c->tid, &e, BPF_ANY);
+}
+
+int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
+{
+	struct unwind_reads reads;
+	enum unwind_end end;
+	const struct stack *st;
+	uint32_t n;
+
+	if (!s->unwinder || size < sizeof(*c) || c->len > size - sizeof(*c))
+		return 0;
+	n = unwinder_unwind(s->unwinder, c, s->buf, s->ld->max_stack, &end, &reads);
+	st = intern(s, s->buf, n);
+	if (!st || u32_map_put(&s->unwound, c->id, (void *)st))
+		return -1;
+	/* --stack-cache verify: the stack the cache would have reused, compared. */
+	if (c->reuse_id && u32_map_get(&s->unwound, c->reuse_id) != st)
+		s->wrong_reuses++;
+	if (s->ld->ucache_fd >= 0 && unwind_cacheable(end, &reads))
+		install_cache(s, c, &reads);
+	return 0;
+}
+
+void stacks_done(struct stacks *s, int32_t id)
+{
+	/* Without the cache an id names one block: forget it (ids repeat). */
+	if (id >= 0 && (id & OFFCPU_DWARF_ID) && s->ld->ucache_fd < 0)
+		u32_map_del(&s->unwound, id);
+}
+
+uint64_t stacks_wrong_reuses(const struct stacks *s)
+{
+	return s->wrong_reuses;
+}
+
+const struct unwind_counts *stacks_unwind_counts(const struct stacks *s)
+{
+	return s->unwinder ? unwinder_counts(s->unwinder) : NULL;
+}
+
+struct stacks *stacks_new(const struct loader *ld, size_t table_budget)
 {
 	struct stacks *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
 	s->ld = ld;
+	if (ld->dwarf && !(s->unwinder = unwinder_new(table_budget))) {
+		free(s);
+		return NULL;
+	}
 	s->nr_ids = ld->stack_ids;
 	s->by_id = calloc(2 * s->nr_ids, sizeof(*s->by_id));
 	s->buf = calloc(ld->max_stack, sizeof(uint64_t));
@@ -176,5 +301,10 @@ void stacks_free(struct stacks *s)
 	}
 	free(s->by_id);
 	free(s->buf);
+	u32_map_free(&s->unwound, NULL);
+	for (size_t i = 0; i < s->interned.cap; i++)
+		free(s->interned.v[i]);
+	free(s->interned.v);
+	unwinder_free(s->unwinder);
 	free(s);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Stack ids to frames.  The BPF program stores each stack once, in the stack
+ * Stack ids to frames.  With --call-graph dwarf, user stack ids name copies
+ * of the stack that unwind.c turns into frames as they arrive.  The BPF program stores each stack once, in the stack
  * maps (id = bucket) or, when a bucket collided, in the spill maps (keyed by
  * the frames, id with OFFCPU_SPILL_ID set); samples carry only the ids.
  * Read from the maps once per id and cached: nothing deletes a stack during
@@ -13,6 +14,8 @@
 #include <stdint.h>
 
 #include "loader.h"
+#include "offcpu.h"
+#include "unwind.h"
 
 struct stack {
 	uint32_t nr;
@@ -21,11 +24,27 @@ struct stack {
 
 struct stacks;
 
-/* NULL when out of memory. */
-struct stacks *stacks_new(const struct loader *ld);
+/* NULL when out of memory.  TABLE_BUDGET: bytes of CFI tables (--call-graph dwarf). */
+struct stacks *stacks_new(const struct loader *ld, size_t table_budget);
 
 /* The frames of user or KERNEL stack ID, or NULL (no stack, or unreadable). */
 const struct stack *stacks_get(struct stacks *s, int32_t id, bool kernel);
+
+/*
+ * --call-graph dwarf: unwinds copy C (SIZE bytes as received), keeps the
+ * frames under its id (until stacks_done without the stack cache) and
+ * writes the thread's stack cache entry; -1 when out of memory.
+ */
+int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size);
+
+/* The one block of user stack ID was written: a dwarf id's frames go. */
+void stacks_done(struct stacks *s, int32_t id);
+
+/* --stack-cache verify with dwarf: reuses whose stack was not the unwound one. */
+uint64_t stacks_wrong_reuses(const struct stacks *s);
+
+/* How the copies were unwound (NULL without --call-graph dwarf). */
+const struct unwind_counts *stacks_unwind_counts(const struct stacks *s);
 
 void stacks_free(struct stacks *s);
 

@@ -12,6 +12,12 @@
       the offcpu-time samples of command C (all by default) whose callchain
       holds F: at least one, and their time within [X, Y] ms
 
+  perf_check.py distro FILE WORKLOAD_OUT [--folded F] [--tol T] [--reach R]
+      tests/workload/distro.c's own `path` lines against the time perf
+      script (and `offcpu report --folded` output F) puts under each
+      distro_* function, and at least R of its samples reach start_thread
+      or main (the user stack unwound to the thread's start)
+
 Exit status 0 on success; on failure one line saying what differed.
 """
 import argparse
@@ -265,6 +271,67 @@ def cmd_has(a):
         sys.exit(f'{what}: {ms:.1f} ms, not within [{a.min_ms}, {a.max_ms}] ms')
 
 
+def read_distro_truth(path):
+    """distro prints `path <function> <ns> <count>` per blocking function."""
+    truth = {}
+    try:
+        lines = open(path).read().splitlines()
+    except OSError as e:
+        sys.exit(f'workload output {path}: {e.strerror}')
+    for line in lines:
+        p = line.split()
+        if len(p) == 4 and p[0] == 'path':
+            truth[p[1]] = (int(p[2]), int(p[3]))
+    if not truth:
+        sys.exit(f'no path lines in the workload output {path} ({len(lines)} lines)')
+    return truth
+
+
+def folded_funcs(path):
+    """Microseconds per function (each counted once per stack) of folded output."""
+    funcs = defaultdict(int)
+    for line in open(path).read().splitlines():
+        stack, _, us = line.rpartition(' ')
+        if not stack:
+            continue
+        for f in set(stack.split(';')[1:]):
+            funcs[f] += int(us) * 1000
+    return funcs
+
+
+def cmd_distro(a):
+    truth = read_distro_truth(a.workload)
+    out, err = perf_script(a.file, a.symfs)
+    samples = [x for x in parse(out) if x['event'] == 'offcpu-time'
+               and (a.pid is None or x['pid'] == a.pid)]
+    if not samples:
+        sys.exit('no offcpu-time samples')
+    funcs = defaultdict(int)
+    reached = 0
+    for x in samples:
+        names = {f[0] for f in x['frames']}
+        for n in names:
+            funcs[n] += x['period']
+        reached += bool(names & {'start_thread', 'main'})
+    sources = [('perf script', funcs)]
+    if a.folded:
+        sources.append(('offcpu report', folded_funcs(a.folded)))
+    bad = []
+    for fn, (want, count) in sorted(truth.items()):
+        for name, got in sources:
+            ok = abs(got[fn] - want) <= a.tol * want
+            print(f'{name:13} {fn:20} {got[fn] / 1e6:9.1f} ms, workload {want / 1e6:9.1f} ms '
+                  f'({count} calls): {pct(got[fn], want)}{"" if ok else "  FAIL"}')
+            if not ok:
+                bad.append(f'{name}: {fn} {pct(got[fn], want)}')
+    share = reached / len(samples)
+    print(f'{reached} of {len(samples)} samples reach start_thread or main ({100 * share:.1f} %)')
+    if share < a.reach:
+        bad.append(f'only {100 * share:.1f} % of the samples reach start_thread or main')
+    if bad:
+        sys.exit('; '.join(bad))
+
+
 def add_tolerances(p):
     # Defaults from the noise measured on the host: see TOLERANCES.
     p.add_argument('--tol', type=float, default=TOL)
@@ -302,6 +369,16 @@ def main():
     h.add_argument('--max-ms', type=float)
     h.add_argument('--symfs')
     h.set_defaults(fn=cmd_has)
+    d = sub.add_parser('distro')
+    d.add_argument('file')
+    d.add_argument('workload')
+    d.add_argument('--folded')
+    d.add_argument('--pid', type=int)
+    d.add_argument('--symfs')
+    # The issue's bounds: each function within 10 %, 95 % of samples to the start.
+    d.add_argument('--tol', type=float, default=0.10)
+    d.add_argument('--reach', type=float, default=0.95)
+    d.set_defaults(fn=cmd_distro)
     a = ap.parse_args()
     a.fn(a)
 

@@ -83,3 +83,62 @@ for what in nanosleep:ds-sleep pipe_read:ds-piperd mutex_lock:ds-mutex cond_wait
 		fail "cfi-unwind-distro-$fn" "$(grep -m1 "^[0-9]* $comm:" "$WORK/unwind" || head -1 "$WORK/unwind.err")"
 	fi
 done
+
+# Recording (the default unwinding: user stacks copied at switch-out and
+# unwound with CFI where the kernel can, --call-graph dwarf).  Each distro_*
+# function's off-CPU time within 10 % of the workload's own measurement in
+# perf script and in offcpu report, and 95 % of the samples reach
+# start_thread or main (tests/perf_check.py distro).  The same recording with
+# --call-graph fp must fail that check: libc has no frame pointers.
+CHECK="python3 $ROOT/tests/perf_check.py"
+if [ "$(id -u)" != 0 ]; then
+	skip cfi-record "needs root to load BPF programs"
+	exit 0
+fi
+if ! use_host_btf; then
+	skip cfi-record "$BTF_WHY"
+	exit 0
+fi
+record_distro() {	# NAME [offcpu options]
+	local name=$1
+	shift
+	"$OFFCPU" -v "$@" -o "$WORK/$name.data" -- "$DISTRO" -t 2 >"$WORK/$name.out" 2>"$WORK/$name.err" ||
+		fail "cfi-record-$name-runs" "exit $?: $(tail -n 1 "$WORK/$name.err")"
+	"$OFFCPU" report -i "$WORK/$name.data" --folded >"$WORK/$name.folded" 2>"$WORK/$name.rerr" ||
+		fail "cfi-record-$name-report" "exit $?: $(head -n 1 "$WORK/$name.rerr")"
+}
+record_distro dwarf
+if grep -q '^user stacks: copied' "$WORK/dwarf.err"; then
+	check cfi-record-distro-truth $CHECK distro "$WORK/dwarf.data" "$WORK/dwarf.out" \
+		--folded "$WORK/dwarf.folded"
+	grep 'unwound\|copies' "$WORK/dwarf.err" | sed 's/^/    /'
+else
+	skip cfi-record-distro-truth "no CFI unwinding here: $(grep '^user stacks' "$WORK/dwarf.err")"
+fi
+# The dwarf stack cache reuses a copy's id only when the registers and every
+# stack word its unwinding read are unchanged: verify walks every stack and
+# counts the reuses whose stack differs.
+record_distro verify --stack-cache verify
+line=$(grep 'stack cache (verify)' "$WORK/verify.err")
+read -r reusable wrong <<<"$(sed -E 's/.*: ([0-9]+) of [0-9]+ user.*, ([0-9]+) of those wrong.*/\1 \2/' <<<"$line")"
+if [ -n "$line" ] && [ "${wrong:-1}" -eq 0 ] && [ "${reusable:-0}" -gt 0 ]; then
+	pass cfi-record-stack-cache-verify
+else
+	fail cfi-record-stack-cache-verify "${line:-no verify line: $(tail -n 1 "$WORK/verify.err")}"
+fi
+echo "    $line"
+record_distro fp --call-graph fp
+if $CHECK distro "$WORK/fp.data" "$WORK/fp.out" >"$WORK/fp.check" 2>&1; then
+	fail cfi-record-fp-check-can-fail "frame pointers alone passed the distro check"
+else
+	pass cfi-record-fp-check-can-fail
+fi
+
+# make demo's view: a system-wide recording; a bash blocked in the read
+# builtin must show bash's own functions under libc's read.
+"$OFFCPU" -a -d 3 -o "$WORK/sys.data" 2>"$WORK/sys.err" &
+opid=$!
+sleep 0.7
+bash -c 'read -t 1 x < <(sleep 2)' || true	# read's timeout: status 142
+wait "$opid" || fail cfi-record-bash-runs "exit $?: $(tail -n 1 "$WORK/sys.err")"
+check cfi-record-bash-past-libc $CHECK has "$WORK/sys.data" --comm bash --func read_builtin

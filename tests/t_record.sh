@@ -47,26 +47,31 @@ mode=$(stat -c %a "$WORK/cmd.data")
 	fail "$T-stack-cache-off-runs" "exit $?: $(tail -n 1 "$WORK/off.err")"
 check "$T-stack-cache-off-truth" $CHECK compare "$WORK/off.data" "$WORK/off.out"
 explain "$WORK/off.err"
-"$OFFCPU" -v --stack-cache verify -o "$WORK/sc.data" -- "$BLOCKER" -t 2 >"$WORK/sc.out" 2>"$WORK/sc.err" ||
-	fail "$T-stack-cache-verify-runs" "exit $?: $(tail -n 1 "$WORK/sc.err")"
-line=$(grep 'stack cache (verify)' "$WORK/sc.err")
-read -r reusable walked wrong <<<"$(sed -E 's/.*: ([0-9]+) of ([0-9]+) user.*, ([0-9]+) of those wrong.*/\1 \2 \3/' <<<"$line")"
-if [ -n "${NO_BTF:-}" ]; then
-	# No task registers without BTF: no cache, and -v says so.
-	grep -q '^user stack cache: no (BTF-free variant' "$WORK/sc.err" && [ -z "$line" ] &&
-		pass "$T-stack-cache-none-said" ||
-		fail "$T-stack-cache-none-said" "$(grep 'stack cache' "$WORK/sc.err" | tr '\n' ' ')"
-elif [ -n "$line" ] && [ "${wrong:-1}" -eq 0 ] && [ "${reusable:-0}" -gt 0 ] &&
-   [ "$reusable" -lt "$walked" ]; then
-	pass "$T-stack-cache-verify-no-wrong-reuse"
-else
-	fail "$T-stack-cache-verify-no-wrong-reuse" "${line:-no verify line: $(tail -n 1 "$WORK/sc.err")}"
-fi
+# Both caches: frame pointers (key: registers and two return addresses)
+# and dwarf (key: registers and the stack words the unwinding read).
+for cg in fp dwarf; do
+	"$OFFCPU" -v --call-graph $cg --stack-cache verify -o "$WORK/sc.data" -- "$BLOCKER" -t 2 \
+		>"$WORK/sc.out" 2>"$WORK/sc.err" ||
+		fail "$T-stack-cache-verify-$cg-runs" "exit $?: $(tail -n 1 "$WORK/sc.err")"
+	line=$(grep 'stack cache (verify)' "$WORK/sc.err")
+	read -r reusable walked wrong <<<"$(sed -E 's/.*: ([0-9]+) of ([0-9]+) user.*, ([0-9]+) of those wrong.*/\1 \2 \3/' <<<"$line")"
+	if [ -n "${NO_BTF:-}" ]; then
+		# No task registers without BTF: no cache, and -v says so.
+		grep -q '^user stack cache: no (BTF-free variant' "$WORK/sc.err" && [ -z "$line" ] &&
+			pass "$T-stack-cache-none-said-$cg" ||
+			fail "$T-stack-cache-none-said-$cg" "$(grep 'stack cache' "$WORK/sc.err" | tr '\n' ' ')"
+	elif [ -n "$line" ] && [ "${wrong:-1}" -eq 0 ] && [ "${reusable:-0}" -gt 0 ] &&
+	   [ "$reusable" -lt "$walked" ]; then
+		pass "$T-stack-cache-verify-$cg-no-wrong-reuse"
+	else
+		fail "$T-stack-cache-verify-$cg-no-wrong-reuse" "${line:-no verify line: $(tail -n 1 "$WORK/sc.err")}"
+	fi
+done
 
 # Stacks keyed by their frames: with --stack-entries 1 the map holds 64
 # stacks (its minimum) and every stack goes there; the times per blocking
 # path, with their kernel frames, must not change.
-"$OFFCPU" -v --stack-entries 1 -o "$WORK/spill.data" -- "$BLOCKER" -t 2 >"$WORK/spill.out" 2>"$WORK/spill.err" ||
+"$OFFCPU" -v --call-graph fp --stack-entries 1 -o "$WORK/spill.data" -- "$BLOCKER" -t 2 >"$WORK/spill.out" 2>"$WORK/spill.err" ||
 	fail "$T-spill-runs" "exit $?: $(tail -n 1 "$WORK/spill.err")"
 check "$T-spill-truth" $CHECK compare "$WORK/spill.data" "$WORK/spill.out" \
 	--kernel-func do_nanosleep --kernel-func vfs_read

@@ -2,6 +2,7 @@
 /* libFuzzer: the CFI table builder (src/cfi.c, libdw) from any bytes. */
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int fd = -1;
 	struct cfi_table t;
+	struct cfi_file *f;
 	char err[256];
 
 	if (fd < 0)
@@ -24,5 +26,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				__builtin_trap();
 		cfi_table_free(&t);
 	}
+	/* The unwinder's reader: FDE rows built on demand, within a budget. */
+	f = cfi_file_open(fd, err, sizeof(err));
+	for (size_t i = 0; f && i < 64 && i < size / 8; i++) {
+		uint64_t pc;
+
+		memcpy(&pc, data + 8 * i, 8);
+		cfi_file_lookup(f, pc % 0x100000, 1u << 20);
+	}
+	cfi_file_close(f);
 	return 0;
 }

@@ -32,7 +32,7 @@ libbpf_fuzz() {
 # The symbolizer's demangler and MiniDebugInfo decoder (toolchain/symlibs.sh).
 symlibs=(-I"$CACHE/toolchain/host-sym/include" -L"$CACHE/toolchain/host-sym/lib" -lelf -liberty -llzma -lz)
 names=("$@")
-[ $# -gt 0 ] || names=(perf_data btf_archive elf report proc btf_file tracefs cfi)
+[ $# -gt 0 ] || names=(perf_data btf_archive elf report proc btf_file tracefs cfi unwind)
 for name in "${names[@]}"; do
 	corpus=$name extra=()
 	case $name in
@@ -48,6 +48,9 @@ for name in "${names[@]}"; do
 	# libdw itself is linked as built (no coverage): cfi.c's own decoding
 	# of FDE addresses, and what it asks of libdw, are what is explored.
 	cfi) srcs=("$ROOT/src/cfi.c") libs=(-I"$CACHE/toolchain/host/include"
+		-L"$CACHE/toolchain/host/lib" -ldw -lelf -lz) ;;
+	# The unwinder over any stack bytes and rows (its /proc half unused).
+	unwind) srcs=("$ROOT"/src/{unwind,cfi,hashset,proc_sync}.c) libs=(-I"$CACHE/toolchain/host/include"
 		-L"$CACHE/toolchain/host/lib" -ldw -lelf -lz) ;;
 	esac
 	if ! clang $CFLAGS "$HERE/fuzz_$name.c" "${srcs[@]}" "${libs[@]}" -o "$OUT/fuzz_$name"; then

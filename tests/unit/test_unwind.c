@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The user-space unwinder (src/unwind.c) on synthetic stack copies: rows
+ * given by hand for three x86_64 functions, a stack built to match, and
+ * every way an unwind ends: complete by CFI, by a frame-pointer step over a
+ * gap, a copy too short, the depth limit, nothing copied, a pc without CFI,
+ * a stack pointer going backwards.  Also which stack words are the stack
+ * cache's key (a saved frame pointer only once something uses it), and
+ * u32_map_del, which the unwound-stack map relies on.
+ */
+#include <elf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "hashset.h"
+#include "unwind.h"
+
+#define SP0	0x7000ull
+
+/* Address ranges of the synthetic file and their rows (x86_64 rules). */
+struct fn_rows {
+	uint64_t lo, hi;
+	struct cfi_row row;
+};
+
+static const struct fn_rows fns[] = {
+	/* leaf: after push rbp; CFA = SP + 16, RA at CFA - 8 */
+	{ 0x1000, 0x1100, { .kind = CFI_NORMAL, .cfa_base = CFI_BASE_SP, .cfa_off = 16,
+			    .ra_rule = CFI_AT_CFA, .ra_off = -8, .fp_rule = CFI_SAME } },
+	/* mid: CFA = SP + 32, RA at CFA - 8, caller's rbp saved at CFA - 16 */
+	{ 0x2000, 0x2100, { .kind = CFI_NORMAL, .cfa_base = CFI_BASE_SP, .cfa_off = 32,
+			    .ra_rule = CFI_AT_CFA, .ra_off = -8, .fp_rule = CFI_AT_CFA,
+			    .fp_off = -16 } },
+	/* root: the outermost frame (RA undefined) */
+	{ 0x3000, 0x3100, { .kind = CFI_END } },
+	/* mid2: CFA = FP + 16: uses the frame pointer mid restored */
+	{ 0x5000, 0x5100, { .kind = CFI_NORMAL, .cfa_base = CFI_BASE_FP, .cfa_off = 16,
+			    .ra_rule = CFI_AT_CFA, .ra_off = -8, .fp_rule = CFI_AT_CFA,
+			    .fp_off = -16 } },
+	/* bad: CFA below SP, its RA readable */
+	{ 0x6000, 0x6100, { .kind = CFI_NORMAL, .cfa_base = CFI_BASE_SP, .cfa_off = -8,
+			    .ra_rule = CFI_AT_CFA, .ra_off = 8, .fp_rule = CFI_SAME } },
+};
+
+/* 0x4000-0x4100 is in the file but no FDE covers it; above 0x8000 no file. */
+static const struct cfi_row *rows(void *ctx, uint64_t pc, uint64_t *vaddr, unsigned int *machine)
+{
+	static struct cfi_row row;
+
+	(void)ctx;
+	if (pc >= 0x8000)
+		return NULL;
+	*machine = EM_X86_64;
+	*vaddr = pc;
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+		if (pc >= fns[i].lo && pc < fns[i].hi) {
+			row = fns[i].row;
+			row.pc = fns[i].lo;
+			return &row;
+		}
+	return NULL;
+}
+
+/* A copy of LEN bytes from SP0 with 8-byte WORDS at offsets OFF[i]. */
+static struct offcpu_ucopy *copy_of(uint64_t pc, uint64_t fp, uint32_t len, const uint32_t *off,
+				    const uint64_t *words, size_t n)
+{
+	struct offcpu_ucopy *c = calloc(1, sizeof(*c) + 256);
+
+	c->magic = OFFCPU_UCOPY_MAGIC;
+	c->pc = pc;
+	c->sp = SP0;
+	c->fp = fp;
+	c->len = len;
+	for (size_t i = 0; i < n; i++)
+		memcpy(c->bytes + off[i], &words[i], 8);
+	return c;
+}
+
+/* leaf (0x1050) <- mid (RA 0x2010 at 0x7008) <- root (RA 0x3010 at 0x7028). */
+static const uint32_t offs[] = { 0x08, 0x20, 0x28 };
+static const uint64_t words[] = { 0x2010, 0x7040, 0x3010 };
+
+static void test_complete(void)
+{
+	struct offcpu_ucopy *c = copy_of(0x1050, 0x1234, 256, offs, words, 3);
+	struct unwind_reads r;
+	enum unwind_end end;
+	uint64_t ip[8];
+	uint32_t n = unwind_stack(c, c->len, rows, NULL, ip, 8, &end, &r);
+
+	CHECK("unwind-complete", n == 3 && ip[0] == 0x1050 && ip[1] == 0x2010 && ip[2] == 0x3010 &&
+	      end == UNWIND_CFI, "n %u end %d ip %llx %llx %llx", n, end,
+	      (unsigned long long)ip[0], (unsigned long long)ip[1], (unsigned long long)ip[2]);
+	/* The saved rbp read at 0x7020 is used by no frame: not part of the key. */
+	CHECK("unwind-reads-key", r.n == 2 && r.addr[0] == SP0 + 0x08 && r.val[0] == 0x2010 &&
+	      r.addr[1] == SP0 + 0x28 && r.val[1] == 0x3010 && !r.fp_used && !r.overflow &&
+	      unwind_cacheable(end, &r), "n %u fp_used %d", r.n, r.fp_used);
+	CHECK("unwind-depth", unwind_stack(c, c->len, rows, NULL, ip, 2, &end, &r) == 2 &&
+	      end == UNWIND_DEPTH, "end %d", end);
+	/* RA of mid lies beyond a 0x20-byte copy. */
+	n = unwind_stack(c, 0x20, rows, NULL, ip, 8, &end, &r);
+	CHECK("unwind-short-copy", n == 2 && end == UNWIND_SHORT_COPY &&
+	      !unwind_cacheable(end, &r), "n %u end %d", n, end);
+	n = unwind_stack(c, 0, rows, NULL, ip, 8, &end, &r);
+	CHECK("unwind-unreadable", n == 1 && end == UNWIND_UNREADABLE, "n %u end %d", n, end);
+	free(c);
+}
+
+/* mid's caller at 0x5010 bases its CFA on the rbp mid restored: that word is key. */
+static void test_fp_based_cfa(void)
+{
+	static const uint32_t o[] = { 0x08, 0x20, 0x28, 0x48 };
+	static const uint64_t w[] = { 0x2010, 0x7040, 0x5010, 0x3010 };
+	struct offcpu_ucopy *c = copy_of(0x1050, 0, 256, o, w, 4);
+	struct unwind_reads r;
+	enum unwind_end end;
+	uint64_t ip[8];
+	uint32_t n = unwind_stack(c, c->len, rows, NULL, ip, 8, &end, &r);
+
+	CHECK("unwind-fp-cfa", n == 4 && ip[2] == 0x5010 && ip[3] == 0x3010 && end == UNWIND_CFI,
+	      "n %u end %d", n, end);
+	/* Reads: RA 0x08, RA 0x28, rbp 0x20 (mid2's CFA), RA 0x48; not mid2's rbp at 0x40. */
+	CHECK("unwind-fp-cfa-key", r.n == 4 && r.addr[2] == SP0 + 0x20 && r.val[2] == 0x7040 &&
+	      r.addr[3] == SP0 + 0x48, "n %u addr2 %llx", r.n, (unsigned long long)r.addr[2]);
+	free(c);
+}
+
+/* A pc no FDE covers (0x4010): one frame-pointer step from the saved rbp. */
+static void test_fp_fallback(void)
+{
+	static const uint32_t o[] = { 0x08, 0x20, 0x28, 0x40, 0x48 };
+	static const uint64_t w[] = { 0x2010, 0x7040, 0x4010, 0, 0x3010 };
+	struct offcpu_ucopy *c = copy_of(0x1050, 0, 256, o, w, 5);
+	struct unwind_reads r;
+	enum unwind_end end;
+	uint64_t ip[8];
+	uint32_t n = unwind_stack(c, c->len, rows, NULL, ip, 8, &end, &r);
+
+	CHECK("unwind-fp-fallback", n == 4 && ip[2] == 0x4010 && ip[3] == 0x3010 &&
+	      end == UNWIND_FP, "n %u end %d", n, end);
+	free(c);
+}
+
+static void test_cut(void)
+{
+	static const uint32_t o[] = { 0x08, 0x10 };
+	static const uint64_t nofile[] = { 0x9010 }, bad[] = { 0x6010, 0x3010 };
+	/* A frame pointer below the stack: no frame-pointer step either. */
+	struct offcpu_ucopy *c = copy_of(0x1050, 0x10, 256, o, nofile, 1);
+	struct unwind_reads r;
+	enum unwind_end end;
+	uint64_t ip[8];
+	uint32_t n = unwind_stack(c, c->len, rows, NULL, ip, 8, &end, &r);
+
+	CHECK("unwind-no-cfi", n == 2 && ip[1] == 0x9010 && end == UNWIND_NO_CFI, "n %u end %d",
+	      n, end);
+	free(c);
+	c = copy_of(0x1050, 0x10, 256, o, bad, 2);
+	n = unwind_stack(c, c->len, rows, NULL, ip, 8, &end, &r);
+	CHECK("unwind-sp-backwards", n == 2 && end == UNWIND_BAD && !unwind_cacheable(end, &r),
+	      "n %u end %d", n, end);
+	free(c);
+}
+
+static void test_u32_map_del(void)
+{
+	struct u32_map m = { 0 };
+	int ok = 1;
+
+	for (uint32_t k = 1; k <= 5000; k++)
+		ok &= !u32_map_put(&m, k * 7919, (void *)(uintptr_t)k);
+	for (uint32_t k = 1; k <= 5000; k += 2)
+		ok &= u32_map_del(&m, k * 7919) == (void *)(uintptr_t)k;
+	for (uint32_t k = 1; k <= 5000; k++)
+		ok &= u32_map_get(&m, k * 7919) == (k % 2 ? NULL : (void *)(uintptr_t)k);
+	ok &= m.n == 2500 && !u32_map_del(&m, 1);
+	CHECK("u32-map-del", ok, "entries lost or kept after deletions (n %zu)", m.n);
+	u32_map_free(&m, NULL);
+}
+
+int main(void)
+{
+	test_complete();
+	test_fp_based_cfa();
+	test_fp_fallback();
+	test_cut();
+	test_u32_map_del();
+	return failures != 0;
+}
