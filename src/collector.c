@@ -264,6 +264,26 @@ static void read_counters(struct collector *c)
 	free(v);
 }
 
+/* One counter summed over the CPUs now (the final counts are read once, at the end). */
+static uint64_t counter_now(struct collector *c, uint32_t idx)
+{
+	int n = libbpf_num_possible_cpus();
+	uint64_t *v = n > 0 ? calloc(n, sizeof(uint64_t)) : NULL, sum = 0;
+
+	if (v && !bpf_map_lookup_elem(c->ld->counters_fd, &idx, v))
+		for (int cpu = 0; cpu < n; cpu++)
+			sum += v[cpu];
+	free(v);
+	return sum;
+}
+
+void collector_progress(struct collector *c, struct collector_progress *p)
+{
+	p->samples = c->st.samples;
+	p->lost = counter_now(c, DROP_SUMS);
+	p->bytes = pd_data_size(c->w);
+}
+
 /* Samples dropped in the kernel, so perf report shows "lost samples". */
 static int write_lost(struct collector *c)
 {

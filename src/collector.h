@@ -48,6 +48,15 @@ struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 /* Poll both streams for up to TIMEOUT_MS and write what is old enough. */
 int collector_poll(struct collector *c, int timeout_ms);
 
+/* A running recording's figures, for the status line. */
+struct collector_progress {
+	uint64_t samples;	/* written so far (the last ~2 s are still queued) */
+	uint64_t lost;		/* as collector_lost() counts them, so far */
+	uint64_t bytes;		/* of the data section so far */
+};
+
+void collector_progress(struct collector *c, struct collector_progress *p);
+
 /* Read everything left, drain the sums, write it all and the features. */
 int collector_finish(struct collector *c, struct collector_stats *st);
 

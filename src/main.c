@@ -23,6 +23,7 @@
 #include "probe.h"
 #include "proc_sync.h"
 #include "report.h"
+#include "status.h"
 #include "target.h"
 
 static volatile sig_atomic_t stop_signal;
@@ -378,13 +379,16 @@ static int session_setup(struct session *s)
 
 static void session_loop(struct session *s)
 {
-	uint64_t end = s->o->duration > 0 ?
-		now_ns(CLOCK_MONOTONIC) + (uint64_t)(s->o->duration * 1e9) : UINT64_MAX;
+	uint64_t start = now_ns(CLOCK_MONOTONIC);
+	uint64_t end = s->o->duration > 0 ? start + (uint64_t)(s->o->duration * 1e9) : UINT64_MAX;
 	uint64_t next_check = 0;
+	struct status line;
 
 	if (s->o->verbose)
 		fprintf(stderr, "offcpu: recording\n");
+	status_init(&line, stderr, start);
 	while (!stop_signal && now_ns(CLOCK_MONOTONIC) < end) {
+		status_update(&line, s->c, now_ns(CLOCK_MONOTONIC));
 		if (collector_poll(s->c, 100))
 			break;
 		if (s->o->cmdv && child_done(&s->ch))
@@ -395,6 +399,7 @@ static void session_loop(struct session *s)
 			next_check = now_ns(CLOCK_MONOTONIC) + 500000000ull;
 		}
 	}
+	status_end(&line);
 }
 
 /*

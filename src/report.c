@@ -11,20 +11,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <time.h>
 
 #include "build_id.h"
 #include "flamegraph.h"
 #include "hashset.h"
 #include "perf_data_reader.h"
+#include "pprof.h"
 #include "report.h"
 #include "symbolize.h"
 
 #define MAX_FRAMES	512
 #define MAX_PIDS	1024
 #define KERNEL_SUFFIX	"_[k]"
+#define KERNEL_FILE	"[kernel.kallsyms]"
 
 struct report_opts {
-	const char *input, *symfs, *kallsyms, *svg;
+	const char *input, *symfs, *kallsyms, *svg, *pprof;
 	char *comms;		/* "a,b,c" */
 	uint32_t pids[MAX_PIDS];
 	size_t nr_pids;
@@ -36,6 +39,7 @@ struct report_opts {
 /* A frame's function name (interned in struct report's names). */
 struct frame {
 	const char *name;
+	const char *file;	/* with --pprof only (interned; NULL: not known) */
 	bool kernel;
 };
 
@@ -66,6 +70,7 @@ struct report {
 	struct frame *chain;	/* the sample being added */
 	size_t chain_cap;
 	uint64_t total, samples, all_total, lost;
+	uint64_t first_time, last_time;	/* of the selected samples */
 	char buf[2][65536];	/* folded lines */
 };
 
@@ -79,6 +84,7 @@ static const struct option opts[] = {
 	{ "per-thread", no_argument, NULL, 'T' },
 	{ "folded", no_argument, NULL, 'f' },
 	{ "svg", required_argument, NULL, 'S' },
+	{ "pprof", required_argument, NULL, 'P' },
 	{ "symfs", required_argument, NULL, 'y' },
 	{ "kallsyms", required_argument, NULL, 'k' },
 	{ "no-demangle", no_argument, NULL, 'D' },
@@ -102,6 +108,8 @@ static void usage(FILE *out)
 	      "                         'comm;root;...;leaf MICROSECONDS', user frames then\n"
 	      "                         kernel frames (suffix _[k]); all stacks, no -n/-m\n"
 	      "  -S, --svg FILE         write a self-contained off-CPU flame graph (SVG)\n"
+	      "      --pprof FILE       write a gzipped pprof profile (go tool pprof, Pyroscope,\n"
+	      "                         Parca): off-CPU ns and samples, thread/process labels\n"
 	      "      --symfs DIR        look for the recorded files under DIR (like perf)\n"
 	      "      --kallsyms FILE    kernel symbols (default /proc/kallsyms when the\n"
 	      "                         running kernel is the recorded one)\n"
@@ -189,6 +197,7 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 		switch (c) {
 		case 'i': o->input = optarg; break;
 		case 'S': o->svg = optarg; break;
+		case 'P': o->pprof = optarg; break;
 		case 'y': o->symfs = optarg; break;
 		case 'k': o->kallsyms = optarg; break;
 		case 'T': o->per_thread = true; break;
@@ -210,6 +219,10 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 		fprintf(stderr, "offcpu: report: unexpected argument '%s'\n", argv[optind]);
 		return -1;
 	}
+	if (o->pprof && (o->svg || o->folded)) {
+		fprintf(stderr, "offcpu: report: --pprof writes no other output: drop --svg/--folded\n");
+		return -1;
+	}
 	return 0;
 }
 
@@ -224,6 +237,7 @@ static bool same_key(const struct agg *a, const struct agg *key)
 		return false;
 	for (size_t i = 0; i < a->nr_frames; i++)
 		if (a->frames[i].name != key->frames[i].name ||
+		    a->frames[i].file != key->frames[i].file ||
 		    a->frames[i].kernel != key->frames[i].kernel)
 			return false;
 	return true;
@@ -239,6 +253,7 @@ static uint32_t agg_hash(const struct agg *key)
 	h = fnv1a(h, &key->comm, sizeof(key->comm));
 	for (size_t i = 0; i < key->nr_frames; i++) {
 		h = fnv1a(h, &key->frames[i].name, sizeof(key->frames[i].name));
+		h = fnv1a(h, &key->frames[i].file, sizeof(key->frames[i].file));
 		h = fnv1a(h, &key->frames[i].kernel, sizeof(key->frames[i].kernel));
 	}
 	return h;
@@ -342,14 +357,23 @@ static void split_chain(const struct pd_sample *s, struct chain *c)
 	}
 }
 
-static int add_frame(struct report *r, size_t n, const char *name, bool kernel)
+/* FILE: the frame's file, kept with --pprof only (its mappings). */
+static int add_frame(struct report *r, size_t n, const char *name, const char *file,
+		     bool kernel)
 {
 	const char *in = str_set_intern(&r->names, name);
+	const char *fin = file && r->o.pprof ? str_set_intern(&r->names, file) : NULL;
 
-	if (!in)
+	if (!in || (file && r->o.pprof && !fin))
 		return -1;
-	r->chain[n] = (struct frame){ in, kernel };
+	r->chain[n] = (struct frame){ in, fin, kernel };
 	return 0;
+}
+
+/* The file of a user frame, looked up only for --pprof. */
+static const char *user_file(struct report *r, uint32_t pid, uint64_t ip)
+{
+	return r->o.pprof ? sym_user_file(r->sym, pid, ip) : NULL;
 }
 
 /* The key of sample S: its command and its frames, perf's order, root first. */
@@ -370,11 +394,12 @@ static int sample_key(struct report *r, const struct pd_sample *s, const char *c
 		r->chain_cap = c.nu + c.nk + 1;
 	}
 	for (size_t i = c.nu; i-- > 0 && !err;)
-		err = add_frame(r, n++, sym_user(r->sym, s->pid, c.u[i]), false);
+		err = add_frame(r, n++, sym_user(r->sym, s->pid, c.u[i]),
+				user_file(r, s->pid, c.u[i]), false);
 	for (size_t i = c.nk; i-- > 0 && !err;)
-		err = add_frame(r, n++, sym_kernel(r->sym, c.k[i]), true);
+		err = add_frame(r, n++, sym_kernel(r->sym, c.k[i]), KERNEL_FILE, true);
 	if (!n && !err)
-		err = add_frame(r, n++, "[no stack]", false);
+		err = add_frame(r, n++, "[no stack]", NULL, false);
 	*key = (struct agg){
 		.comm = str_set_intern(&r->names, comm),
 		.id = r->o.per_thread ? s->tid : (r->o.folded || r->o.svg) ? 0 : s->pid,
@@ -410,7 +435,10 @@ static int add_sample(struct report *r, const struct pd_sample *s)
 	if (sample_key(r, s, r->o.per_thread ? thread : proc, &key))
 		return -1;
 	r->total += s->period;
-	r->samples++;
+	if (!r->samples++ || s->time < r->first_time)
+		r->first_time = s->time;
+	if (s->time > r->last_time)
+		r->last_time = s->time;
 	return add(r, &key, s, thread);
 }
 
@@ -824,6 +852,94 @@ static int write_svg(struct report *r)
 	return err ? -1 : 0;
 }
 
+/* The recording's build-ids, hex, on the mappings of their files. */
+static int pprof_build_ids(struct report *r, struct pprof *p)
+{
+	char hex[2 * BUILD_ID_MAX + 1];
+
+	for (size_t i = 0; i < r->file.nr_build_ids; i++) {
+		const struct pd_build_id *b = &r->file.build_ids[i];
+		const char *file = is_kernel_id(b) ? KERNEL_FILE : b->filename;
+
+		if (!file || !b->id_len || b->id_len > BUILD_ID_MAX)
+			continue;
+		build_id_hex(b->id, b->id_len, hex);
+		if (pprof_build_id(p, file, hex))
+			return -1;
+	}
+	return 0;
+}
+
+/* What pprof shows above its tables: where from, and what was lost. */
+static int pprof_comments(struct report *r, struct pprof *p)
+{
+	char line[512];
+
+	snprintf(line, sizeof(line), "offcpu report: %s (host %s, kernel %s, %s)", r->o.input,
+		 r->file.hostname ? r->file.hostname : "?",
+		 r->file.osrelease ? r->file.osrelease : "?", r->file.arch ? r->file.arch : "?");
+	if (pprof_comment(p, line))
+		return -1;
+	snprintf(line, sizeof(line), "%llu samples lost", (unsigned long long)r->lost);
+	return pprof_comment(p, line);
+}
+
+/* The wall-clock time of sample time T, from CLOCK_DATA (0: unknown). */
+static uint64_t wall_time(const struct report *r, uint64_t t)
+{
+	const struct pd_file *f = &r->file;
+
+	if (!f->has_clock_data || f->clockid != CLOCK_MONOTONIC || !r->samples ||
+	    t > f->clockid_ns || f->clockid_ns - t > f->tod_ns)
+		return 0;
+	return f->tod_ns - (f->clockid_ns - t);
+}
+
+/* One pprof sample per (thread, stack): frames leaf first. */
+static int pprof_agg(struct report *r, struct pprof *p, const struct agg *a,
+		     struct pprof_frame *frames)
+{
+	struct pprof_owner owner = {
+		.pid = a->key_pid,
+		.tid = a->tid,
+		.thread = a->comm,
+		.process = sym_proc_comm(r->sym, a->key_pid, a->key_pid),
+	};
+
+	for (size_t i = 0; i < a->nr_frames; i++) {
+		const struct frame *f = &a->frames[a->nr_frames - 1 - i];
+
+		frames[i] = (struct pprof_frame){ f->name, f->file };
+	}
+	return pprof_add(p, frames, a->nr_frames, &owner, a->total, a->count);
+}
+
+static int write_pprof(struct report *r)
+{
+	struct pprof *p = pprof_new();
+	struct pprof_frame *frames = NULL;
+	size_t cap = 0;
+	int err = !p || pprof_build_ids(r, p) || pprof_comments(r, p);
+
+	for (size_t i = 0; i < r->cap && !err; i++) {
+		if (r->v[i].nr_frames > cap) {
+			free(frames);
+			cap = r->v[i].nr_frames;
+			frames = malloc(cap * sizeof(*frames));
+		}
+		err = !frames || pprof_agg(r, p, &r->v[i], frames);
+	}
+	free(frames);
+	if (!err)
+		pprof_time(p, wall_time(r, r->first_time), r->last_time - r->first_time);
+	errno = ENOMEM;
+	err = err || pprof_write(p, r->o.pprof);
+	if (err)
+		fprintf(stderr, "offcpu: report: cannot write %s: %s\n", r->o.pprof, strerror(errno));
+	pprof_free(p);
+	return err ? -1 : 0;
+}
+
 static void warn_missing(const struct report *r)
 {
 	const char *first;
@@ -861,6 +977,9 @@ int report_main(int argc, char **argv)
 		ret = ret > 0 ? 0 : 1;
 		goto out;
 	}
+	/* pprof's samples carry their thread: one aggregate per thread. */
+	if (r->o.pprof)
+		r->o.per_thread = true;
 	ret = 1;
 	if (pd_read_file(&r->file, r->o.input, err, sizeof(err))) {
 		fprintf(stderr, "offcpu: report: %s\n", err);
@@ -870,6 +989,10 @@ int report_main(int argc, char **argv)
 		goto out;
 	sort_aggs(r);
 	warn_missing(r);
+	if (r->o.pprof) {
+		ret = write_pprof(r) ? 1 : 0;
+		goto out;
+	}
 	if (r->o.folded)
 		print_folded(r);
 	else if (!r->o.svg)

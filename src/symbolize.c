@@ -714,6 +714,15 @@ const char *sym_user(struct symbolizer *s, uint32_t pid, uint64_t addr)
 	return sym ? shown_name(s, sym) : SYM_UNKNOWN;
 }
 
+/* The file mapped at ADDR in PID's maps (its recorded path), or NULL. */
+const char *sym_user_file(struct symbolizer *s, uint32_t pid, uint64_t addr)
+{
+	struct proc *p = get_proc(s, pid, false);
+	const struct map *m = p ? find_map(p, addr) : NULL;
+
+	return m && m->dso ? m->dso->path : NULL;
+}
+
 /* ---- kernel ---- */
 
 const char *sym_kernel(struct symbolizer *s, uint64_t addr)

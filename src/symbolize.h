@@ -65,5 +65,7 @@ const char *sym_proc_comm(struct symbolizer *s, uint32_t pid, uint32_t tid);
 /* Function name at ADDR in PID's maps, or "[unknown]". */
 const char *sym_user(struct symbolizer *s, uint32_t pid, uint64_t addr);
 const char *sym_kernel(struct symbolizer *s, uint64_t addr);
+/* The file mapped at ADDR in PID's maps, as recorded, or NULL (pprof mappings). */
+const char *sym_user_file(struct symbolizer *s, uint32_t pid, uint64_t addr);
 
 #endif

@@ -26,6 +26,9 @@ CASES=(
 	"no-final-flush|src/collector.c|s/(int collector_finish\(.*?)\n\tflush\(c, UINT64_MAX\);\n/\$1\n/s|record"
 	"crashed-workload|tests/workload/blocker.c|s/(\n\tblocker_main_join\(&m->fn\[1\]\);\n)/\$1\t*(volatile int *)0 = 0;\n/|record qemu"
 	"empty-workload-output|tests/workload/blocker.c|s/\n\tprint_truth\(\);\n/\n\t(void)print_truth;\n/|record qemu"
+	"pprof-dropped-sample|src/pprof.c|s/\n\tp->nr_samples\+\+;\n/\n\tp->nr_samples += p->nr_samples % 7 != 3;\n/|pprof"
+	"pprof-ns-as-count|src/pprof.c|s/\[VALUE_NS\] = ns, \[VALUE_COUNT\] = count/[VALUE_NS] = count, [VALUE_COUNT] = ns/|pprof"
+	"status-not-blanked|src/status.c|s/(\nvoid status_end\(struct status \*s\)\n\{\n)/\$1\tif (s)\n\t\treturn;\n/|pprof"
 )
 
 # A copy of the working tree (tracked files as they are now) with the

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The per-target toolchains (toolchain/build.sh, and symlibs.sh below): built and current, the
+# The per-target toolchains (toolchain/build.sh, symlibs.sh and protobuf.sh below): built and current, the
 # expected layout, no glibc header in a musl compile, and a tiny program
 # linked statically against libbpf, libdw, libelf and libz runs (under qemu-user)
 # and reports the versions pinned in toolchain/versions.mk.
@@ -148,4 +148,12 @@ for mk in "$ROOT"/board/*.mk; do
 	run=$(board "$b" QEMU_USER)
 	[ "$(board "$b" UNAME_M)" = "$(uname -m)" ] && run=
 	check_symlibs "$b" "$(board "$b" TRIPLE)-gcc-12 -specs $CACHE/toolchain/$b/musl-gcc.specs" "$run"
+done
+
+# protobuf-c's runtime of `offcpu report --pprof` (toolchain/protobuf.sh):
+# current, its library and header in place (the offcpu builds link it).
+for t in host $(cd "$ROOT/board" && ls -- *.mk | sed 's/\.mk$//'); do
+	if "$ROOT/toolchain/protobuf.sh" --check "$t"; then pass "protobuf-$t-current"
+	else fail "protobuf-$t-current" "$CACHE/toolchain/$t-pb missing or stale against toolchain/protobuf.sh (make setup)"; continue; fi
+	has_files "protobuf-$t-layout" "$CACHE/toolchain/$t-pb" lib/libprotobuf-c.a include/protobuf-c/protobuf-c.h
 done

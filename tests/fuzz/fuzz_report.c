@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer: the whole of `offcpu report` (reader, process maps, symbols,
- * aggregation, text and SVG output) on any bytes given as perf.data.
+ * aggregation, text, SVG and pprof output) on any bytes given as perf.data.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *text[] = { "report", "-i", path, "-n", "0", "--kallsyms", "/dev/null", NULL };
 	char *svg[] = { "report", "-i", path, "--per-thread", "--kallsyms", "/dev/null",
 			"--svg", "/dev/null", NULL };
+	char *pprof[] = { "report", "-i", path, "--kallsyms", "/dev/null", "--pprof", "/dev/null",
+			  NULL };
 	FILE *f;
 
 	if (!path[0]) {
@@ -35,5 +37,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fclose(f);
 	run(text, 7);
 	run(svg, 8);
+	run(pprof, 7);
 	return 0;
 }
