@@ -87,27 +87,35 @@ static uint64_t id_get(const struct id_map *m, uint64_t key)
 	return m->cap ? *id_slot(m, key) : 0;
 }
 
+static int id_put(struct id_map *m, uint64_t key, uint64_t val);
+
+static int id_grow(struct id_map *m)
+{
+	struct id_map g = { .cap = m->cap ? m->cap * 2 : 256 };
+
+	g.keys = calloc(g.cap, sizeof(*g.keys));
+	g.vals = calloc(g.cap, sizeof(*g.vals));
+	if (!g.keys || !g.vals) {
+		free(g.keys);
+		free(g.vals);
+		return -1;
+	}
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->vals[i])
+			id_put(&g, m->keys[i], m->vals[i]);
+	free(m->keys);
+	free(m->vals);
+	*m = g;
+	return 0;
+}
+
 static int id_put(struct id_map *m, uint64_t key, uint64_t val)
 {
-	if ((m->n + 1) * 2 > m->cap) {
-		struct id_map g = { .cap = m->cap ? m->cap * 2 : 256 };
+	uint64_t *v;
 
-		g.keys = calloc(g.cap, sizeof(*g.keys));
-		g.vals = calloc(g.cap, sizeof(*g.vals));
-		if (!g.keys || !g.vals) {
-			free(g.keys);
-			free(g.vals);
-			return -1;
-		}
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->vals[i])
-				id_put(&g, m->keys[i], m->vals[i]);
-		free(m->keys);
-		free(m->vals);
-		*m = g;
-	}
-	uint64_t *v = id_slot(m, key);
-
+	if ((m->n + 1) * 2 > m->cap && id_grow(m))
+		return -1;
+	v = id_slot(m, key);
 	if (!*v)
 		m->n++;
 	m->keys[v - m->vals] = key;
@@ -425,13 +433,10 @@ static void set_mappings(struct pprof *p, struct msg *m)
 				m->map_ptrs[n++] = &p->maps[i];
 }
 
-static int build_msg(struct pprof *p, struct msg *m)
+static int alloc_msg(struct pprof *p, struct msg *m)
 {
 	size_t ns = p->nr_samples ? p->nr_samples : 1;
-	int64_t s[8];
 
-	if (header_strings(p, s))
-		return -1;
 	m->samples = calloc(ns, sizeof(*m->samples));
 	m->sample_ptrs = calloc(ns, sizeof(*m->sample_ptrs));
 	m->labels = calloc(ns * NR_LABELS, sizeof(*m->labels));
@@ -443,7 +448,12 @@ static int build_msg(struct pprof *p, struct msg *m)
 	if (!m->samples || !m->sample_ptrs || !m->labels || !m->label_ptrs || !m->line_ptrs ||
 	    !m->loc_ptrs || !m->fn_ptrs || !m->map_ptrs)
 		return -1;
+	return 0;
+}
 
+/* Sample types, period, default type, time and comments. */
+static void set_header(struct pprof *p, struct msg *m, const int64_t s[8])
+{
 	Perftools__Profiles__Profile *prof = &m->prof;
 
 	perftools__profiles__profile__init(prof);
@@ -461,9 +471,17 @@ static int build_msg(struct pprof *p, struct msg *m)
 	prof->duration_nanos = p->duration;
 	prof->n_comment = p->nr_comments;
 	prof->comment = p->comments;
+}
 
-	const int64_t keys[NR_LABELS] = { s[4], s[5], s[6], s[7] };
+static int build_msg(struct pprof *p, struct msg *m)
+{
+	Perftools__Profiles__Profile *prof = &m->prof;
+	int64_t s[8], keys[NR_LABELS];
 
+	if (header_strings(p, s) || alloc_msg(p, m))
+		return -1;
+	set_header(p, m, s);
+	memcpy(keys, s + 4, sizeof(keys));
 	for (size_t i = 0; i < p->nr_samples; i++)
 		set_sample(p, m, i, keys);
 	prof->n_sample = p->nr_samples;
