@@ -140,8 +140,11 @@ $(B)/offcpu: $(patsubst src/%.c,$(B)/%.o,$(SRCS)) $(B)/profile.pb-c.o $(B)/embed
 	@echo "$(TARGET): $@ $$(stat -c %s $@) bytes"
 
 # Test workloads: static, symbols kept, frame pointers (back chain on s390x).
-workloads: $(B)/blocker $(B)/seccomp_run $(B)/distro
+workloads: $(B)/blocker $(B)/seccomp_run $(B)/distro $(B)/stuck
 $(B)/blocker: tests/workload/blocker.c $(TC)/.done | $(B)
+	$(CC) -std=gnu11 $(WARN) -static -O2 -g $(WORKLOAD_CFLAGS) -pthread $< -o $@
+# Threads that block and never wake (still-blocked threads, t_blocked).
+$(B)/stuck: tests/workload/stuck.c $(TC)/.done | $(B)
 	$(CC) -std=gnu11 $(WARN) -static -O2 -g $(WORKLOAD_CFLAGS) -pthread $< -o $@
 # Programs of the host, as a user builds them (Debian's compilers, dynamic):
 # the report must name their frames as perf does (t_parity).

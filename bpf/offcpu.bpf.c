@@ -429,3 +429,4 @@ int on_exit(unsigned long long *ctx)
 	bpf_map_delete_elem(&tid_start, &tid);
 	return 0;
 }
+#include "offcpu_blocked.bpf.h"

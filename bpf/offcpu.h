@@ -169,6 +169,26 @@ struct offcpu_ucache {
 	__u64 val[OFFCPU_UCACHE_WORDS];
 };
 
+/*
+ * Spill ids of the task iterators' stacks carry this CPU number, no CPU's
+ * (and without OFFCPU_DWARF_ID's bit).
+ */
+#define OFFCPU_SCAN_CPU		0x1ffff
+
+/*
+ * A thread the task iterators report (bpf/offcpu_blocked.bpf.h): asleep at
+ * the start (its start state set then), or still blocked at the end.
+ */
+struct offcpu_blocked {
+	__u64 ts;		/* start of the block, or of the recording */
+	__u32 pid;		/* tgid */
+	__u32 tid;
+	__s32 ustack;
+	__s32 kstack;
+	__u32 state;
+	__u32 pad;
+};
+
 /* Per-CPU drop counters, indexes of the drops map. */
 enum offcpu_drop {
 	DROP_USTACK,		/* user stack not recorded (maps full, fault) */

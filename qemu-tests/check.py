@@ -247,7 +247,50 @@ def recording_verdict(a, c, tag, info):
 	if c.rc.get('folded' + tag) != '0' or not ok:
 		folded = [x for x in sec('folded').splitlines() if x][-1:]
 		return 'FAIL', ('on-device offcpu report: ' + ' '.join([why] + folded))[:224], ''
-	return 'PASS', out, 'perf script and on-device report: ' + note
+	why, blocked = blocked_verdict(a, c, release)
+	if why:
+		return 'FAIL', why[:224], ''
+	return 'PASS', out, 'perf script and on-device report: ' + note + \
+		'; still blocked at the end: ' + blocked
+
+
+# What the kernel can do for threads asleep at the start, from probe's line.
+EARLY = {'task iterator, kernel and user stacks': 'full',
+	 'task iterator, kernel stacks only': 'kernel', 'not seen': 'none'}
+EARLY_SAID = {'full': 'both threads with their stacks',
+	      'kernel': 'both threads, the one asleep at the start with its kernel stack only',
+	      'none': 'the thread blocking during the recording (threads asleep at the start not seen)'}
+
+
+def blocked_verdict(a, c, release):
+	"""Threads still blocked at the end (tests/blocked_check.py, 10 %): None
+	and what was checked, or the reason it failed."""
+	d = a.dir
+	said = re.search(r'^blocked at the start: (.*)$', c.section('probe'), re.M)
+	early = [v for k, v in EARLY.items() if said and said[1].startswith(k)]
+	if not early:
+		return 'probe says nothing about threads blocked at the start', ''
+	if c.rc.get('blocked_record') != '0':
+		return 'still-blocked recording failed: ' + \
+			last_line(c.section('blocked_record'), 'offcpu:'), ''
+	open(f'{d}/stuck.out', 'w').write(c.section('stuck'))
+	open(f'{d}/blocked_report.txt', 'w').write(c.section('blocked_report'))
+	try:
+		data = gzip.decompress(base64.b64decode(''.join(c.text.get('blockeddata', []))))
+	except (ValueError, OSError, EOFError):
+		data = b''
+	open(f'{d}/blocked.data', 'wb').write(data)
+	if not data:
+		return 'no still-blocked perf.data came back', ''
+	check = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests',
+			     'blocked_check.py')
+	opts = ['--symfs', a.symfs, '--report-text', f'{d}/blocked_report.txt',
+		'--early', early[0], '--early-window', '6']
+	if not walks_user_stacks(a.board, release):
+		opts.append('--no-user-stacks')
+	ok, why = run([sys.executable, check, f'{d}/blocked.data', f'{d}/stuck.out'] + opts,
+		      f'{d}/blocked.out')
+	return (None, EARLY_SAID[early[0]]) if ok else ('still blocked: ' + why, '')
 
 
 def cell_verdict(a, c, info):

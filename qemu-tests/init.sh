@@ -27,7 +27,7 @@ section() {	# NAME CMD...: output and exit status of CMD between markers
 hang_report() {
 	for t in /proc/[0-9]*/task/[0-9]*; do
 		comm=$(cat "$t/comm" 2>/dev/null) || continue
-		case $comm in offcpu|blocker|bl-*) ;; *) continue ;; esac
+		case $comm in offcpu|blocker|bl-*|stuck|st-*) ;; *) continue ;; esac
 		echo "-- $t $comm state=$(cut -d' ' -f3 "$t/stat") wchan=$(cat "$t/wchan" 2>/dev/null)"
 		cat "$t/stack" 2>/dev/null
 	done
@@ -78,6 +78,20 @@ record -embedded
 # (c) Still hidden, and no BTF used: the BTF-free variant.
 record -nobtf --btf none
 umount /sys/kernel/btf 2>/dev/null
+# Threads that stay blocked (issue 15), on what the kernel offers: st-early
+# asleep before the recording starts, st-late blocking during it (5 s after
+# its start: loading under TCG takes a while), neither ever woken: their
+# offcpu-blocked samples and the report's section.
+/stuck -l 5 -k 30 >/tmp/stuck.out &
+spid=$!
+sleep 1
+section blocked_record /offcpu -v -p $spid -d 6 -o /tmp/blocked.data
+section stuck cat /tmp/stuck.out
+section blocked_report /offcpu report -n 0 -i /tmp/blocked.data
+kill $spid
+echo "@@BEGIN blockeddata"
+gzip -c /tmp/blocked.data | base64
+echo "@@END blockeddata rc=0"
 echo "@@DONE"
 # Let the console drain: poweroff -f does not wait for the UART.
 sleep 2

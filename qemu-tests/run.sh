@@ -67,7 +67,7 @@ make_initramfs() {
 	rm -rf "$tree"
 	mkdir -p "$tree/bin"
 	cp "$("$HERE/fetch.sh" busybox "$board")" "$tree/bin/busybox"
-	cp "$ROOT/build/$board/offcpu" "$ROOT/build/$board/blocker" "$tree/"
+	cp "$ROOT/build/$board/offcpu" "$ROOT/build/$board/blocker" "$ROOT/build/$board/stuck" "$tree/"
 	cp "$HERE/init.sh" "$tree/init"
 	chmod +x "$tree/init"
 	(cd "$tree" && find . | cpio -o -H newc --quiet | gzip -1) > "$OUT/$board/initramfs.gz"

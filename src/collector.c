@@ -38,6 +38,7 @@ struct collector {
 	struct ring_buffer *rb;
 	struct ordered_events q;
 	uint64_t last_drain;
+	uint64_t end;		/* the end of the recording (CLOCK_MONOTONIC ns) */
 	struct stacks *stacks;
 	struct str_set files;	/* mapped files, for their build ids */
 	void *scratch;		/* one sample */
@@ -114,6 +115,25 @@ static int add_sample(struct collector *c, uint32_t pid, uint32_t tid, uint32_t 
 
 	stacks_done(c->stacks, ustack);
 	return err;
+}
+
+/* A thread still blocked at END: one offcpu-blocked sample for its time inside. */
+static int add_blocked(void *ctx, const struct offcpu_blocked *b, uint32_t cpu)
+{
+	struct collector *c = ctx;
+	uint64_t period = c->end > b->ts ? c->end - b->ts : 0;
+	const struct offcpu_sample s = {
+		.id = OFFCPU_BLOCKED_ID, .pid = b->pid, .tid = b->tid, .cpu = cpu,
+		.time = c->end, .period = period,
+		.kernel = stacks_get(c->stacks, b->kstack, true),
+		.user = stacks_get(c->stacks, b->ustack, false),
+	};
+
+	if (!period || period < c->o->min_block_ns || period > c->o->max_block_ns)
+		return 0;
+	c->st.blocked_threads++;
+	c->st.blocked_ns += period;
+	return queue(c, sample_write(c->scratch, &s), s.time);
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -321,12 +341,13 @@ static void add_build_ids(struct collector *c)
 int collector_finish(struct collector *c, struct collector_stats *st)
 {
 	struct perf_event_attr a;
-	uint64_t id = OFFCPU_ID;
+	uint64_t id = OFFCPU_ID, blocked_id = OFFCPU_BLOCKED_ID;
 
+	c->end = now_ns();
 	while (ring_buffer__consume(c->rb) > 0)
 		;
 	read_all(c);
-	if (drain_sums(c))
+	if (drain_sums(c) || blocked_scan_end(c->ld, add_blocked, c))
 		c->err = -1;
 	read_counters(c);
 	c->st.unwind = stacks_unwind_counts(c->stacks);
@@ -336,6 +357,9 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 	flush(c, UINT64_MAX);
 	offcpu_event_attr(&a, c->o);
 	pd_add_event(c->w, "offcpu-time", &a, &id, 1);
+	/* Its own event, so perf script names it and perf report lists it apart. */
+	if (c->st.blocked_threads)
+		pd_add_event(c->w, "offcpu-blocked", &a, &blocked_id, 1);
 	task_events_describe(c->te, c->w);
 	add_build_ids(c);
 	c->st.lost_task_events = task_events_lost(c->te);

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "blocked.h"
 #include "cli.h"
 #include "loader.h"
 #include "offcpu.h"
@@ -28,6 +29,8 @@ struct collector_stats {
 	uint64_t counters[COUNTER_MAX];	/* kernel-side drops, then stack cache counts */
 	uint64_t bytes;
 	const struct unwind_counts *unwind;	/* dwarf: how copies were unwound, else NULL */
+	uint64_t blocked_threads;	/* still blocked at the end: offcpu-blocked samples */
+	uint64_t blocked_ns;		/* their time inside the recording */
 };
 
 /* Samples lost in the kernel (a full ring buffer sums its blocks instead). */

@@ -77,6 +77,9 @@ static const struct { const char *name; size_t off; int in; } prog_names[] = {
 	PROG(on_switch_task, IN_CORE), PROG(on_switch_hash, IN_CORE),
 	PROG(on_switch_raw, IN_CORE), PROG(on_fork, IN_CORE), PROG(on_exit, IN_CORE),
 	PROG(on_switch_tp, IN_TP), PROG(on_fork_tp, IN_TP), PROG(on_free_tp, IN_TP),
+	PROG(scan_start_task, IN_CORE), PROG(scan_start_hash, IN_CORE),
+	PROG(scan_start_task_u, IN_CORE), PROG(scan_start_hash_u, IN_CORE),
+	PROG(scan_end_task, IN_CORE),
 };
 #undef PROG
 
@@ -215,6 +218,33 @@ static size_t buckets(size_t entries)
 	return n;
 }
 
+/*
+ * The task iterators of bpf/offcpu_blocked.bpf.h: threads asleep at the start
+ * (their stacks go to the spill maps: none with --max-stack above 64; and
+ * -C cannot know where they fell asleep), and the task storage at the end.
+ */
+static int select_scans(struct loader *l, const struct offcpu_opts *o,
+			const struct probe *p)
+{
+	const struct loader_progs *pg = &l->progs;
+	bool user = p->scan_ustack && o->ustack;
+	int err = 0;
+
+	l->scan_start = NULL;
+	if (p->classic_tp)
+		return 0;
+	if (p->scan_start && loader_spill(o) && !o->cpus.n)
+		l->scan_start = p->use_task_storage ? (user ? pg->scan_start_task_u : pg->scan_start_task) :
+					(user ? pg->scan_start_hash_u : pg->scan_start_hash);
+	l->scan_end = p->use_task_storage ? pg->scan_end_task : NULL;
+	l->scan_ustack = l->scan_start && user;
+	if (l->scan_start)
+		err |= bpf_program__set_autoload(l->scan_start, true);
+	if (l->scan_end)
+		err |= bpf_program__set_autoload(l->scan_end, true);
+	return err;
+}
+
 /* Only the chosen variant's program and storage are loaded and created. */
 static int select_variant(struct loader *l, const struct offcpu_opts *o,
 			  const struct target *t, const struct probe *p)
@@ -250,6 +280,7 @@ static int select_variant(struct loader *l, const struct offcpu_opts *o,
 		err |= bpf_map__set_max_entries(m->ucache, loader_dwarf(o, p, NULL) &&
 						loader_stack_cache(o, p) ? UCACHE_ENTRIES : 1);
 	}
+	err |= select_scans(l, o, p);
 	err |= bpf_map__set_autocreate(m->tid_start, !p->use_task_storage);
 	err |= bpf_map__set_max_entries(m->tid_start, TID_ENTRIES);
 	err |= bpf_map__set_value_size(m->stacks, o->max_stack * sizeof(uint64_t));
@@ -345,6 +376,7 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 	l->ustack_spill_fd = bpf_map__fd(l->maps.ustack_spill);
 	l->kstack_spill_fd = bpf_map__fd(l->maps.kstack_spill);
 	l->counters_fd = bpf_map__fd(l->maps.counters);
+	l->tid_start_fd = p->use_task_storage ? -1 : bpf_map__fd(l->maps.tid_start);
 	l->pid_filter_fd = bpf_map__fd(l->maps.pid_filter);
 	l->ucache_fd = l->dwarf && loader_stack_cache(o, p) ? bpf_map__fd(l->maps.ucache) : -1;
 	if (p->classic_tp && o->user_only)
@@ -465,6 +497,12 @@ static int attach_one(struct loader *l, struct bpf_program *pr)
 	return 0;
 }
 
+/* Task iterators run on demand (bpf/offcpu_blocked.bpf.h), not attached here. */
+static bool is_iter(struct bpf_program *pr)
+{
+	return !strncmp(bpf_program__section_name(pr), "iter", 4);
+}
+
 static bool is_switch(struct bpf_program *pr)
 {
 	return strstr(bpf_program__section_name(pr), "sched_switch") != NULL;
@@ -480,7 +518,7 @@ int loader_attach(struct loader *l)
 	struct bpf_program *pr;
 
 	bpf_object__for_each_program(pr, l->obj)
-		if (bpf_program__autoload(pr) && !is_switch(pr) && attach_one(l, pr))
+		if (bpf_program__autoload(pr) && !is_switch(pr) && !is_iter(pr) && attach_one(l, pr))
 			return -1;
 	if (l->kthreads_fd >= 0 && seed_kthreads(l->kthreads_fd))
 		return -1;

@@ -30,7 +30,8 @@ struct loader_maps {
 
 struct loader_progs {
 	struct bpf_program *on_switch_task, *on_switch_hash, *on_switch_raw, *on_fork,
-		*on_exit, *on_switch_tp, *on_fork_tp, *on_free_tp;
+		*on_exit, *on_switch_tp, *on_fork_tp, *on_free_tp, *scan_start_task,
+		*scan_start_hash, *scan_start_task_u, *scan_start_hash_u, *scan_end_task;
 };
 
 struct loader {
@@ -42,6 +43,11 @@ struct loader {
 	int events_fd, sums_fd, stacks_fd, kstacks_fd, counters_fd, pid_filter_fd;
 	int ustack_spill_fd, kstack_spill_fd;	/* stacks that collided, by frames */
 	int kthreads_fd;	/* tp,hash with -u: kernel threads by tid, else -1 */
+	int tid_start_fd;	/* hash variants: per-thread start state, else -1 */
+	/* Task iterators (src/blocked.c), NULL where the kernel or options exclude them. */
+	struct bpf_program *scan_start;	/* threads asleep at the start */
+	struct bpf_program *scan_end;	/* task storage at the end */
+	bool scan_ustack;	/* scan_start walks user stacks too */
 	bool classic_tp;	/* tp,hash: attached by the tracepoint ids in tp */
 	struct tracefs_sched tp;
 	uint32_t max_stack;	/* frames per stack map entry */

@@ -16,6 +16,7 @@
 
 #include "btf_archive.h"
 #include "cli.h"
+#include "blocked.h"
 #include "collector.h"
 #include "embed.h"
 #include "loader.h"
@@ -324,6 +325,9 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 		fprintf(stderr, "[ offcpu: stacks keyed by their frames: %llu user and %llu kernel ]\n",
 			(unsigned long long)n[STAT_USTACK_SPILLED],
 			(unsigned long long)n[STAT_KSTACK_SPILLED]);
+	if (st->blocked_threads)
+		fprintf(stderr, "[ offcpu: %llu threads still blocked at the end: %.3f s (event offcpu-blocked) ]\n",
+			(unsigned long long)st->blocked_threads, st->blocked_ns / 1e9);
 	if (st->lost_task_events)
 		fprintf(stderr, "[ offcpu: %llu task events lost (process names/maps may be missing) ]\n",
 			(unsigned long long)st->lost_task_events);
@@ -342,6 +346,24 @@ struct session {
 	struct collector *c;
 	struct child ch;
 };
+
+/*
+ * Threads asleep now get their start (src/blocked.c): last of the set-up,
+ * so their window is the recording's, and after the command left its wait
+ * for the go (offcpu's own doing, not the command's).
+ */
+static int scan_start(struct session *s)
+{
+	struct blocked_start st;
+
+	if (blocked_scan_start(&s->ld, &st))
+		return -1;
+	if (s->o->verbose && s->ld.scan_start)
+		fprintf(stderr, "offcpu: asleep at the start: %llu threads (%llu with a user stack%s)\n",
+			(unsigned long long)st.threads, (unsigned long long)st.ustacks,
+			s->ld.scan_ustack ? "" : ": not walked on this kernel");
+	return 0;
+}
 
 static int session_setup(struct session *s)
 {
@@ -374,7 +396,7 @@ static int session_setup(struct session *s)
 		return -1;
 	if (o->cmdv && child_start(&s->ch, o->cmdv[0]))
 		return -1;
-	return 0;
+	return scan_start(s);
 }
 
 static void session_loop(struct session *s)

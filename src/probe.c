@@ -461,7 +461,26 @@ int probe_kernel(struct probe *p, const char *btf_file, const char *variant)
 		return -1;
 	/* The user stack cache reads user registers through a BTF task pointer. */
 	p->task_pt_regs = p->tp_btf && p->kver >= KVER(5, 15, 0);
+	/*
+	 * Threads asleep at the start: iter/task (5.8) attaches by kernel BTF,
+	 * bpf_get_task_stack is 5.9; user stacks need a sleepable iterator and
+	 * bpf_copy_from_user_task (5.18), and the saved registers (5.15).
+	 */
+	p->scan_start = p->tp_btf && p->kver >= KVER(5, 9, 0);
+	p->scan_ustack = p->scan_start && p->task_pt_regs && p->kver >= KVER(5, 18, 0);
 	return 0;
+}
+
+/* -v and probe: what becomes of threads blocked at the start and at the end. */
+static void print_blocked(const struct probe *p, FILE *out)
+{
+	fprintf(out, "still blocked at the end: %s\n", p->use_task_storage ?
+		"task storage read by a task iterator" : "per-thread hash read at the end");
+	fprintf(out, "blocked at the start: %s\n",
+		p->scan_ustack ? "task iterator, kernel and user stacks (sleepable, bpf_copy_from_user_task)" :
+		p->scan_start ? "task iterator, kernel stacks only (user stacks need 5.18+)" :
+		p->tp_btf ? "not seen (task iterator with bpf_get_task_stack needs 5.9+)" :
+			    "not seen (task iterators need kernel BTF)");
 }
 
 const char *probe_variant(const struct probe *p)
@@ -521,6 +540,7 @@ void probe_print(const struct probe *p, FILE *out)
 	fprintf(out, "user stack cache: %s\n", p->task_pt_regs ? "yes (bpf_task_pt_regs)" :
 		p->classic_tp ? "no (BTF-free variant: no task registers, every user stack is walked)" :
 		p->tp_btf ? "no (bpf_task_pt_regs needs 5.15+)" : "no (needs kernel BTF)");
+	print_blocked(p, out);
 	fprintf(out, "why: %s\n", p->why);
 }
 

@@ -35,6 +35,8 @@ struct probe {
 	bool state_new;		/* task_struct::__state (5.14+) vs ::state */
 	bool jit;
 	bool task_pt_regs;	/* bpf_task_pt_regs (5.15+, tp_btf): the user stack cache */
+	bool scan_start;	/* task iterators (kernel BTF, 5.9+): threads asleep at the start */
+	bool scan_ustack;	/* sleepable ones with bpf_copy_from_user_task (5.18+): their user stacks */
 	bool tp_btf;		/* variant: tp_btf (else raw_tp) */
 	bool use_task_storage;	/* variant: task local storage (else hash) */
 	bool classic_tp;	/* variant tp,hash: no BTF, classic tracepoints */

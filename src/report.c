@@ -71,6 +71,9 @@ struct report {
 	size_t chain_cap;
 	uint64_t total, samples, all_total, lost;
 	uint64_t first_time, last_time;	/* of the selected samples */
+	struct agg *blocked;	/* offcpu-blocked samples, one per thread, file order */
+	size_t nr_blocked;
+	uint64_t blocked_total;
 	char buf[2][65536];	/* folded lines */
 };
 
@@ -424,7 +427,35 @@ static bool selected(const struct report *r, const struct pd_sample *s,
 	return ok;
 }
 
-static int add_sample(struct report *r, const struct pd_sample *s)
+/*
+ * A thread still blocked at the end (event offcpu-blocked): kept apart too,
+ * for the report's own section.  KEY holds its frames.
+ */
+static int add_blocked(struct report *r, const struct agg *key, const struct pd_sample *s,
+		       const char *thread)
+{
+	struct agg *nv = realloc(r->blocked, (r->nr_blocked + 1) * sizeof(*nv)), *b;
+
+	if (!nv)
+		return -1;
+	r->blocked = nv;
+	b = &nv[r->nr_blocked];
+	*b = (struct agg){
+		.comm = str_set_intern(&r->names, thread), .id = s->tid, .pid = s->pid,
+		.nr_frames = key->nr_frames, .total = s->period, .count = 1,
+	};
+	b->frames = malloc(key->nr_frames * sizeof(*b->frames));
+	if (!b->comm || !b->frames) {
+		free(b->frames);
+		return -1;
+	}
+	memcpy(b->frames, key->frames, key->nr_frames * sizeof(*b->frames));
+	r->nr_blocked++;
+	r->blocked_total += s->period;
+	return 0;
+}
+
+static int add_sample(struct report *r, const struct pd_sample *s, bool blocked)
 {
 	const char *thread = sym_comm_of(r->sym, s->pid, s->tid);
 	const char *proc = sym_proc_comm(r->sym, s->pid, s->tid);
@@ -440,6 +471,8 @@ static int add_sample(struct report *r, const struct pd_sample *s)
 		r->first_time = s->time;
 	if (s->time > r->last_time)
 		r->last_time = s->time;
+	if (blocked && add_blocked(r, &key, s, thread))
+		return -1;
 	return add(r, &key, s, thread);
 }
 
@@ -451,6 +484,14 @@ static bool is_offcpu(const struct pd_file *f, const struct pd_sample *s)
 
 	return e && e->attr.type == PERF_TYPE_SOFTWARE &&
 	       e->attr.config == PERF_COUNT_SW_BPF_OUTPUT;
+}
+
+/* A sample of a thread still blocked at the end of the recording. */
+static bool is_blocked(const struct pd_file *f, const struct pd_sample *s)
+{
+	const struct pd_event *e = pd_event_by_id(f, s->id);
+
+	return e && e->name && !strcmp(e->name, "offcpu-blocked");
 }
 
 /* A NUL-terminated name at OFF in the record's body, or NULL. */
@@ -539,7 +580,7 @@ static int read_records(struct report *r)
 				r->o.input, (unsigned long long)(r->file.data_offset + pos - h->size));
 			return -1;
 		}
-		if (is_offcpu(&r->file, &s) && add_sample(r, &s))
+		if (is_offcpu(&r->file, &s) && add_sample(r, &s, is_blocked(&r->file, &s)))
 			return -1;
 	}
 	if (ret < 0)
@@ -808,6 +849,30 @@ static void print_text(struct report *r)
 		       fmt_time(rest, t, sizeof(t)), r->total ? 100.0 * rest / r->total : 0);
 }
 
+/*
+ * Threads still blocked at the end have their time in the stacks above too;
+ * here each is on its own, with the stack it blocked with.
+ */
+static void print_blocked(struct report *r)
+{
+	char t[32];
+
+	if (!r->nr_blocked)
+		return;
+	printf("# still blocked at the end: %zu threads, %s\n#\n", r->nr_blocked,
+	       fmt_time(r->blocked_total, t, sizeof(t)));
+	for (size_t i = 0; i < r->nr_blocked; i++) {
+		struct agg *b = &r->blocked[i];
+
+		printf("%21s  ", fmt_time(b->total, t, sizeof(t)));
+		put_name(b->comm);
+		printf("/%u (process %s/%u)\n", b->id, sym_proc_comm(r->sym, b->pid, b->pid),
+		       b->pid);
+		print_stack(b);
+		printf("\n");
+	}
+}
+
 /* flamegraph.pl's input: one line per stack, value in microseconds. */
 static void print_folded(struct report *r)
 {
@@ -957,6 +1022,9 @@ static void cleanup(struct report *r)
 	for (size_t i = 0; i < r->cap; i++)
 		free(r->v[i].frames);
 	free(r->v);
+	for (size_t i = 0; i < r->nr_blocked; i++)
+		free(r->blocked[i].frames);
+	free(r->blocked);
 	free(r->chain);
 	str_set_free(&r->names);
 	sym_free(r->sym);
@@ -996,8 +1064,10 @@ int report_main(int argc, char **argv)
 	}
 	if (r->o.folded)
 		print_folded(r);
-	else if (!r->o.svg)
+	else if (!r->o.svg) {
 		print_text(r);
+		print_blocked(r);
+	}
 	ret = r->o.svg && write_svg(r) ? 1 : 0;
 out:
 	if (r)

@@ -51,7 +51,7 @@ struct perf_event_header *sample_write(void *buf, const struct offcpu_sample *s)
 	h->misc = s->user ? PERF_RECORD_MISC_USER : s->kernel ? PERF_RECORD_MISC_KERNEL
 							       : PERF_RECORD_MISC_USER;
 	if (type & PERF_SAMPLE_IDENTIFIER)
-		*p++ = OFFCPU_ID;
+		*p++ = s->id ? s->id : OFFCPU_ID;
 	if (type & PERF_SAMPLE_IP)
 		*p++ = sample_ip(s);
 	if (type & PERF_SAMPLE_TID)

@@ -28,6 +28,7 @@
 #define SAMPLE_MAX_SIZE(max_stack) (8 * (16 + 2 * ((size_t)(max_stack) + 1)))
 
 struct offcpu_sample {
+	uint64_t id;		/* the event's sample id; 0: offcpu-time's (OFFCPU_ID) */
 	uint32_t pid, tid, cpu;
 	uint64_t time, period;
 	const struct stack *kernel, *user;	/* NULL when not recorded */

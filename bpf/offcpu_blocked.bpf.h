@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Threads that stay blocked (issue 15): BPF task iterators (kernel BTF,
+ * 5.9+) over the per-thread start state of offcpu.bpf.c.
+ *
+ *   scan_start_*  at the start of a recording, after sched_switch is
+ *                 attached: every wanted thread already asleep gets a start
+ *                 state as if it had blocked now, with its kernel stack
+ *                 (bpf_get_task_stack) and, in the sleepable twins (5.18+),
+ *                 its user stack walked by frame pointers from its saved
+ *                 registers with bpf_copy_from_user_task.  Its block then
+ *                 ends like any other, at its switch-in or at the end.
+ *   scan_end_task at the end, after sched_switch is detached: the start
+ *                 states still set (threads still blocked) of the task
+ *                 storage variant, which user space cannot list (hash
+ *                 variants: user space reads tid_start itself).
+ *
+ * Each visited thread it reports goes to user space as a struct
+ * offcpu_blocked through the iterator's seq_file.  Included by offcpu.bpf.c
+ * only: the BTF-free object has no iterators.
+ */
+#ifndef OFFCPU_BLOCKED_BPF_H
+#define OFFCPU_BLOCKED_BPF_H
+
+/* The iterator context, two pointers since 5.8 (no CO-RE: the verifier checks it). */
+struct seq_file;
+struct bpf_iter_meta {
+	struct seq_file *seq;
+	__u64 session_id;
+	__u64 seq_num;
+};
+
+struct bpf_iter__task {
+	struct bpf_iter_meta *meta;
+	struct task_struct *task;
+};
+
+/* Frames of the stack being stored: one scan runs at a time, so one entry. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_spill_key);
+} scan_frames SEC(".maps");
+
+/* Spill ids handed out by the scans (the per-CPU ones live in spill_scratch). */
+__u32 scan_seq;
+
+/*
+ * FRAMES (zero after the last one) into SPILL, as stack_id does for the
+ * current task; the id's CPU field is OFFCPU_SCAN_CPU, no CPU's.
+ */
+static __always_inline __s32 scan_store(void *spill, struct offcpu_spill_key *frames,
+					__u32 stat)
+{
+	__s32 id, *found;
+	__u32 seq;
+
+	found = bpf_map_lookup_elem(spill, frames);
+	if (found)
+		return *found;
+	/* One reader walks the tasks one after the other: no atomics needed. */
+	seq = scan_seq;
+	if (seq >= OFFCPU_SPILL_PER_CPU)
+		return -1;
+	scan_seq = seq + 1;
+	id = OFFCPU_SPILL_ID | OFFCPU_SCAN_CPU << OFFCPU_SPILL_CPU_SHIFT | seq;
+	if (!bpf_map_update_elem(spill, frames, &id, BPF_NOEXIST)) {
+		count(stat);
+		return id;
+	}
+	found = bpf_map_lookup_elem(spill, frames);
+	return found ? *found : -1;
+}
+
+static __always_inline __s32 scan_kstack(struct task_struct *t)
+{
+	struct offcpu_spill_key *f;
+	__u32 zero = 0, n = cfg.spill_bytes;
+
+	f = bpf_map_lookup_elem(&scan_frames, &zero);
+	if (!f || !n || n > sizeof(f->ip))
+		return -1;
+	if (bpf_get_task_stack(t, f->ip, n, 0) <= 0)
+		return -1;
+	return scan_store(&kstack_spill, f, STAT_KSTACK_SPILLED);
+}
+
+/*
+ * One frame of the user stack above FP: the return address and the
+ * caller's frame.  x86_64 and arm64: a frame record {caller's fp, return
+ * address} at FP.  s390x: FP is a stack pointer whose back chain leads to the
+ * caller's frame, which keeps the return address (r14) at offset 112.
+ */
+static __always_inline bool scan_user_frame(struct task_struct *t, __u64 fp, __u64 *ret,
+					    __u64 *up)
+{
+#if defined(__TARGET_ARCH_s390)
+	if (bpf_copy_from_user_task(up, sizeof(*up), (void *)fp, t, 0) || !*up)
+		return false;
+	return !bpf_copy_from_user_task(ret, sizeof(*ret), (void *)(*up + 112), t, 0);
+#else
+	__u64 rec[2];
+
+	if (bpf_copy_from_user_task(rec, sizeof(rec), (void *)fp, t, 0))
+		return false;
+	*up = rec[0];
+	*ret = rec[1];
+	return true;
+#endif
+}
+
+/*
+ * The user stack of sleeping T, as the kernel's frame-pointer walk gives it
+ * at switch-out: the saved instruction pointer, then one return address per
+ * frame, until a frame cannot be read, a null address, or a frame that does
+ * not lie above the last (a loop).  Sleepable programs only.
+ */
+static __always_inline __s32 scan_ustack(struct task_struct *t)
+{
+	struct offcpu_spill_key *f;
+	__u64 ip, sp, fp, lr, ret, up;
+	__u32 zero = 0, n = cfg.spill_bytes / 8, i;
+	struct pt_regs *r;
+
+	/*
+	 * A kernel thread has no user stack.  (Task fields the object reads
+	 * anyway only: each new one would have to be in every minimal BTF.)
+	 */
+	if (t->flags & OFFCPU_PF_KTHREAD)
+		return -1;
+	f = bpf_map_lookup_elem(&scan_frames, &zero);
+	r = (struct pt_regs *)bpf_task_pt_regs(t);
+	if (!f || !r || !OFFCPU_UREGS_EXIST((struct pt_regs *)0))
+		return -1;
+	OFFCPU_UREGS(r, ip, sp, fp, lr);
+	(void)lr;
+	(void)sp;
+#if defined(__TARGET_ARCH_s390)
+	fp = sp;
+#endif
+	if (!ip)
+		return -1;
+	f->ip[0] = ip;
+	/* fp 0: the walk has ended (the rest of the key stays zero). */
+	for (i = 1; i < OFFCPU_SPILL_FRAMES; i++) {
+		f->ip[i] = 0;
+		if (i >= n || !fp)
+			continue;
+		if (!scan_user_frame(t, fp, &ret, &up) || !ret) {
+			fp = 0;
+			continue;
+		}
+		f->ip[i] = ret;
+		fp = up > fp ? up : 0;
+	}
+	return scan_store(&ustack_spill, f, STAT_USTACK_SPILLED);
+}
+
+static __always_inline void scan_report(struct seq_file *seq, struct task_struct *t,
+					struct offcpu_start *s)
+{
+	struct offcpu_blocked b = {
+		.tid = t->pid, .pid = t->tgid, .ts = s->ts,
+		.ustack = s->ustack, .kstack = s->kstack, .state = s->state,
+	};
+
+	bpf_seq_write(seq, &b, sizeof(b));
+}
+
+/*
+ * T asleep now in a wanted state, never seen blocking by sched_switch: its
+ * start state as if it had blocked now.  A thread woken meanwhile either
+ * finds the state at its switch-in (and counts the block from now), or is
+ * seen runnable again below and its start is taken back; one that blocks
+ * again first overwrites it at its switch-out.  The state alone tells
+ * asleep from runnable (a wake-up sets TASK_RUNNING before it queues the
+ * task); a thread caught between setting its state and calling schedule()
+ * blocks a moment later and its switch-out overwrites the start, unless it
+ * changes its mind after the second look below (not counted: a window of
+ * nanoseconds).  task_struct::on_rq would say more, at the price of a field
+ * every minimal BTF would have to carry.
+ */
+static __always_inline void scan_start(struct bpf_iter__task *ctx, bool task_storage,
+				       bool ustack)
+{
+	struct task_struct *t = ctx->task;
+	struct offcpu_start *s;
+	__u32 state, pid, tid;
+	__u64 now;
+
+	if (!t)
+		return;
+	pid = t->tgid;
+	tid = t->pid;
+	state = task_state(t) & 0xff;
+	if (!(state & cfg.state_mask) || !wanted(t, pid, tid, true))
+		return;
+	s = start_of(t, tid, task_storage, true);
+	if (!s) {
+		count(DROP_STORAGE);
+		return;
+	}
+	if (s->ts)	/* sched_switch saw it block already */
+		return;
+	now = bpf_ktime_get_ns();
+	s->kstack = cfg.want_kstack ? scan_kstack(t) : -1;
+	s->ustack = ustack && cfg.want_ustack ? scan_ustack(t) : -1;
+	s->ukey = 0;
+	s->state = state;
+	s->tgid = pid;
+	s->ts = now;
+	/*
+	 * Woken while we looked: no block from now on, unless its switch-in
+	 * or a new switch-out took the state over already.  (No atomic
+	 * compare-and-swap: 5.10's BPF has none.)
+	 */
+	if (!(task_state(t) & 0xff & cfg.state_mask)) {
+		if (s->ts == now)
+			s->ts = 0;
+		return;
+	}
+	scan_report(ctx->meta->seq, t, s);
+}
+
+SEC("iter/task")
+int scan_start_task(struct bpf_iter__task *ctx)
+{
+	scan_start(ctx, true, false);
+	return 0;
+}
+
+SEC("iter/task")
+int scan_start_hash(struct bpf_iter__task *ctx)
+{
+	scan_start(ctx, false, false);
+	return 0;
+}
+
+SEC("iter.s/task")
+int scan_start_task_u(struct bpf_iter__task *ctx)
+{
+	scan_start(ctx, true, true);
+	return 0;
+}
+
+SEC("iter.s/task")
+int scan_start_hash_u(struct bpf_iter__task *ctx)
+{
+	scan_start(ctx, false, true);
+	return 0;
+}
+
+/* The end: sched_switch is detached, so the states no longer move. */
+SEC("iter/task")
+int scan_end_task(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+	struct offcpu_start *s;
+
+	if (!t)
+		return 0;
+	s = bpf_task_storage_get(&task_start, t, NULL, 0);
+	if (s && s->ts)
+		scan_report(ctx->meta->seq, t, s);
+	return 0;
+}
+
+#endif
