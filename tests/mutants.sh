@@ -25,6 +25,8 @@ CASES=(
 	"leak-in-svg|src/report.c|s/(\nstatic int add_flame\([^)]*\)\n\{\n)/\$1\tchar *volatile leak = malloc(64);\n\n\t(void)leak;\n/|asan"
 	"no-final-flush|src/collector.c|s/(int collector_finish\(.*?)\n\tflush\(c, UINT64_MAX\);\n/\$1\n/s|record"
 	"crashed-workload|tests/workload/blocker.c|s/(\n\tblocker_main_join\(&m->fn\[1\]\);\n)/\$1\t*(volatile int *)0 = 0;\n/|record qemu"
+	"no-end-scan|src/collector.c|s/ blocked_scan_end\(c->ld, add_blocked, c\)/ (0 \&\& blocked_scan_end(c->ld, add_blocked, c))/|blocked qemu"
+	"no-start-scan|src/blocked.c|s/return run_iter\(l->scan_start, count_start, st\);/return 0 \&\& run_iter(l->scan_start, count_start, st);/|blocked"
 	"empty-workload-output|tests/workload/blocker.c|s/\n\tprint_truth\(\);\n/\n\t(void)print_truth;\n/|record qemu"
 	"pprof-dropped-sample|src/pprof.c|s/\n\tp->nr_samples\+\+;\n/\n\tp->nr_samples += p->nr_samples % 7 != 3;\n/|pprof"
 	"pprof-ns-as-count|src/pprof.c|s/\[VALUE_NS\] = ns, \[VALUE_COUNT\] = count/[VALUE_NS] = count, [VALUE_COUNT] = ns/|pprof"
