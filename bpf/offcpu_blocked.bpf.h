@@ -48,10 +48,11 @@ __u32 scan_seq;
 
 /*
  * FRAMES (zero after the last one) into SPILL, as stack_id does for the
- * current task; the id's CPU field is OFFCPU_SCAN_CPU, no CPU's.
+ * current task; the id's CPU field is OFFCPU_SCAN_CPU, no CPU's.  A stack
+ * that finds no room is counted as DROP, like one at switch-out.
  */
 static __always_inline __s32 scan_store(void *spill, struct offcpu_spill_key *frames,
-					__u32 stat)
+					__u32 stat, __u32 drop)
 {
 	__s32 id, *found;
 	__u32 seq;
@@ -61,16 +62,19 @@ static __always_inline __s32 scan_store(void *spill, struct offcpu_spill_key *fr
 		return *found;
 	/* One reader walks the tasks one after the other: no atomics needed. */
 	seq = scan_seq;
-	if (seq >= OFFCPU_SPILL_PER_CPU)
-		return -1;
-	scan_seq = seq + 1;
-	id = OFFCPU_SPILL_ID | OFFCPU_SCAN_CPU << OFFCPU_SPILL_CPU_SHIFT | seq;
-	if (!bpf_map_update_elem(spill, frames, &id, BPF_NOEXIST)) {
-		count(stat);
-		return id;
+	if (seq < OFFCPU_SPILL_PER_CPU) {
+		scan_seq = seq + 1;
+		id = OFFCPU_SPILL_ID | OFFCPU_SCAN_CPU << OFFCPU_SPILL_CPU_SHIFT | seq;
+		if (!bpf_map_update_elem(spill, frames, &id, BPF_NOEXIST)) {
+			count(stat);
+			return id;
+		}
+		found = bpf_map_lookup_elem(spill, frames);
+		if (found)
+			return *found;
 	}
-	found = bpf_map_lookup_elem(spill, frames);
-	return found ? *found : -1;
+	count(drop);
+	return -1;
 }
 
 static __always_inline __s32 scan_kstack(struct task_struct *t)
@@ -83,7 +87,7 @@ static __always_inline __s32 scan_kstack(struct task_struct *t)
 		return -1;
 	if (bpf_get_task_stack(t, f->ip, n, 0) <= 0)
 		return -1;
-	return scan_store(&kstack_spill, f, STAT_KSTACK_SPILLED);
+	return scan_store(&kstack_spill, f, STAT_KSTACK_SPILLED, DROP_KSTACK);
 }
 
 /*
@@ -154,7 +158,7 @@ static __always_inline __s32 scan_ustack(struct task_struct *t)
 		f->ip[i] = ret;
 		fp = up > fp ? up : 0;
 	}
-	return scan_store(&ustack_spill, f, STAT_USTACK_SPILLED);
+	return scan_store(&ustack_spill, f, STAT_USTACK_SPILLED, DROP_USTACK);
 }
 
 static __always_inline void scan_report(struct seq_file *seq, struct task_struct *t,

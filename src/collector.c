@@ -338,12 +338,18 @@ static void add_build_ids(struct collector *c)
 	}
 }
 
+void collector_end(struct collector *c)
+{
+	c->end = now_ns();
+}
+
 int collector_finish(struct collector *c, struct collector_stats *st)
 {
 	struct perf_event_attr a;
 	uint64_t id = OFFCPU_ID, blocked_id = OFFCPU_BLOCKED_ID;
 
-	c->end = now_ns();
+	if (!c->end)
+		collector_end(c);
 	while (ring_buffer__consume(c->rb) > 0)
 		;
 	read_all(c);

@@ -60,6 +60,12 @@ struct collector_progress {
 
 void collector_progress(struct collector *c, struct collector_progress *p);
 
+/*
+ * The recording ends now (before the programs are detached, which can take
+ * a while): threads still blocked are measured up to here.
+ */
+void collector_end(struct collector *c);
+
 /* Read everything left, drain the sums, write it all and the features. */
 int collector_finish(struct collector *c, struct collector_stats *st);
 

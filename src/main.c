@@ -470,6 +470,7 @@ static int record(const struct offcpu_opts *o)
 	if (session_setup(&s))
 		goto out;
 	session_loop(&s);
+	collector_end(s.c);
 	missed = loader_missed(&s.ld);
 	/* Detach first: nothing may arrive after the final drain. */
 	loader_detach(&s.ld);
