@@ -187,6 +187,7 @@ struct offcpu_blocked {
 	__s32 kstack;
 	__u32 state;
 	__u32 pad;
+	__u64 runtime;		/* its CPU time at the start of the block (0: unknown) */
 };
 
 /* Per-CPU drop counters, indexes of the drops map. */

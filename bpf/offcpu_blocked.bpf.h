@@ -167,6 +167,7 @@ static __always_inline void scan_report(struct seq_file *seq, struct task_struct
 	struct offcpu_blocked b = {
 		.tid = t->pid, .pid = t->tgid, .ts = s->ts,
 		.ustack = s->ustack, .kstack = s->kstack, .state = s->state,
+		.runtime = s->runtime,
 	};
 
 	bpf_seq_write(seq, &b, sizeof(b));
@@ -213,6 +214,7 @@ static __always_inline void scan_start(struct bpf_iter__task *ctx, bool task_sto
 	s->ukey = 0;
 	s->state = state;
 	s->tgid = pid;
+	s->runtime = task_runtime(t, true);	/* for end_unseen, as at a switch-out */
 	s->ts = now;
 	/*
 	 * Woken while we looked: no block from now on, unless its switch-in

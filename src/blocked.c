@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -99,10 +100,49 @@ static int thread_cpu(uint32_t pid, uint32_t tid)
 	return cpu;
 }
 
+/* Its CPU time in ns (/proc's schedstat), 0 if unknown. */
+static uint64_t thread_runtime(uint32_t pid, uint32_t tid)
+{
+	char path[64];
+	unsigned long long ns = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/schedstat", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
+}
+
+/*
+ * Whether a thread whose block looks open ran after it, before END: its
+ * switch-in had no sched_switch event (see end_unseen in offcpu.bpf.c), so
+ * it was not blocked at the end.  It ran longer than the time since END.
+ */
+static bool ran_before(const struct offcpu_blocked *b, uint64_t end, uint64_t now)
+{
+	uint64_t runtime = b->runtime ? thread_runtime(b->pid, b->tid) : 0;
+
+	return runtime > b->runtime && runtime - b->runtime > now - end;
+}
+
 struct end_walk {
 	blocked_fn fn;
 	void *ctx;
+	uint64_t end;
+	uint64_t *ran;
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
 
 static int end_one(void *ctx, const struct offcpu_blocked *b)
 {
@@ -111,6 +151,10 @@ static int end_one(void *ctx, const struct offcpu_blocked *b)
 
 	if (!b->ts || cpu < 0)	/* not blocked, or exited since */
 		return 0;
+	if (ran_before(b, w->end, mono_ns())) {
+		(*w->ran)++;
+		return 0;
+	}
 	return w->fn(w->ctx, b, cpu);
 }
 
@@ -133,15 +177,18 @@ static int end_hash(int fd, struct end_walk *w)
 		b.ustack = s.ustack;
 		b.kstack = s.kstack;
 		b.state = s.state;
+		b.runtime = s.runtime;
 		err = end_one(w, &b);
 	}
 	return err;
 }
 
-int blocked_scan_end(struct loader *l, blocked_fn fn, void *ctx)
+int blocked_scan_end(struct loader *l, uint64_t end, blocked_fn fn, void *ctx,
+		     uint64_t *ran)
 {
-	struct end_walk w = { fn, ctx };
+	struct end_walk w = { fn, ctx, end, ran };
 
+	*ran = 0;
 	if (l->scan_end)
 		return run_iter(l->scan_end, end_one, &w);
 	if (l->tid_start_fd >= 0)

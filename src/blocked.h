@@ -11,6 +11,7 @@
 #ifndef OFFCPU_BLOCKED_H
 #define OFFCPU_BLOCKED_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "loader.h"
@@ -34,10 +35,13 @@ int blocked_scan_start(struct loader *l, struct blocked_start *st);
 typedef int (*blocked_fn)(void *ctx, const struct offcpu_blocked *b, uint32_t cpu);
 
 /*
- * Every wanted thread still blocked (call after sched_switch is detached):
- * FN for each (it stops the walk by returning non-zero).  Threads that have
- * exited are skipped.  Returns 0, or -1 after one line on stderr.
+ * Every wanted thread still blocked at END (CLOCK_MONOTONIC ns; call after
+ * sched_switch is detached): FN for each (it stops the walk by returning
+ * non-zero).  Threads that have exited are skipped; so are those that ran
+ * before END though their block looks open (a switch-in no sched_switch
+ * event showed), counted in *RAN.  Returns 0, or -1 after one line on stderr.
  */
-int blocked_scan_end(struct loader *l, blocked_fn fn, void *ctx);
+int blocked_scan_end(struct loader *l, uint64_t end, blocked_fn fn, void *ctx,
+		     uint64_t *ran);
 
 #endif

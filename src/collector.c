@@ -353,7 +353,8 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 	while (ring_buffer__consume(c->rb) > 0)
 		;
 	read_all(c);
-	if (drain_sums(c) || blocked_scan_end(c->ld, add_blocked, c))
+	if (drain_sums(c) ||
+	    blocked_scan_end(c->ld, c->end, add_blocked, c, &c->st.blocked_ran))
 		c->err = -1;
 	read_counters(c);
 	c->st.unwind = stacks_unwind_counts(c->stacks);

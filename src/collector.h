@@ -31,6 +31,7 @@ struct collector_stats {
 	const struct unwind_counts *unwind;	/* dwarf: how copies were unwound, else NULL */
 	uint64_t blocked_threads;	/* still blocked at the end: offcpu-blocked samples */
 	uint64_t blocked_ns;		/* their time inside the recording */
+	uint64_t blocked_ran;		/* open blocks of threads that ran before the end: none */
 };
 
 /* Samples lost in the kernel (a full ring buffer sums its blocks instead). */

@@ -328,6 +328,9 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 	if (st->blocked_threads)
 		fprintf(stderr, "[ offcpu: %llu threads still blocked at the end: %.3f s (event offcpu-blocked) ]\n",
 			(unsigned long long)st->blocked_threads, st->blocked_ns / 1e9);
+	if (st->blocked_ran)
+		fprintf(stderr, "[ offcpu: %llu threads not blocked at the end, though no switch-in "
+			"was seen: no offcpu-blocked sample ]\n", (unsigned long long)st->blocked_ran);
 	if (st->lost_task_events)
 		fprintf(stderr, "[ offcpu: %llu task events lost (process names/maps may be missing) ]\n",
 			(unsigned long long)st->lost_task_events);
