@@ -129,11 +129,15 @@ static int add_blocked(void *ctx, const struct offcpu_blocked *b, uint32_t cpu)
 		.user = stacks_get(c->stacks, b->ustack, false),
 	};
 
+	int err;
+
 	if (!period || period < c->o->min_block_ns || period > c->o->max_block_ns)
 		return 0;
 	c->st.blocked_threads++;
 	c->st.blocked_ns += period;
-	return queue(c, sample_write(c->scratch, &s), s.time);
+	err = queue(c, sample_write(c->scratch, &s), s.time);
+	stacks_done(c->stacks, b->ustack);
+	return err;
 }
 
 static int on_event(void *ctx, void *data, size_t size)
