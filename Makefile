@@ -140,9 +140,13 @@ $(B)/offcpu: $(patsubst src/%.c,$(B)/%.o,$(SRCS)) $(B)/profile.pb-c.o $(B)/embed
 	@echo "$(TARGET): $@ $$(stat -c %s $@) bytes"
 
 # Test workloads: static, symbols kept, frame pointers (back chain on s390x).
-workloads: $(B)/blocker $(B)/seccomp_run $(B)/distro $(B)/stuck
+workloads: $(B)/blocker $(B)/blocker-bid $(B)/seccomp_run $(B)/distro $(B)/stuck
 $(B)/blocker: tests/workload/blocker.c $(TC)/.done | $(B)
 	$(CC) -std=gnu11 $(WARN) -static -O2 -g $(WORKLOAD_CFLAGS) -pthread $< -o $@
+# The same with a build-id (this toolchain adds none by default): the
+# container test checks files by it (t_container).
+$(B)/blocker-bid: tests/workload/blocker.c $(TC)/.done | $(B)
+	$(CC) -std=gnu11 $(WARN) -static -O2 -g $(WORKLOAD_CFLAGS) -Wl,--build-id=sha1 -pthread $< -o $@
 # Threads that block and never wake (still-blocked threads, t_blocked).
 $(B)/stuck: tests/workload/stuck.c $(TC)/.done | $(B)
 	$(CC) -std=gnu11 $(WARN) -static -O2 -g $(WORKLOAD_CFLAGS) -pthread $< -o $@
@@ -184,15 +188,18 @@ build/asan/offcpu: $(HOST_DEPS)
 # --- tests ---
 # Unit tests: build/unit/test_X from tests/unit/test_X.c and the sources in
 # UNIT_test_X (their libraries in UNIT_LIBS_test_X), host gcc, ASan+UBSan.
-UNIT_TESTS := test_units test_perf_data test_symbolize test_proc test_tracefs test_cfi test_unwind
+UNIT_TESTS := test_units test_perf_data test_symbolize test_proc test_tracefs test_cfi test_unwind test_archive
 UNIT_test_units := src/btf_archive.c src/cli.c
 UNIT_LIBS_test_units := -lz
 # perf.data writer/reader alone (no libbpf).
 UNIT_test_perf_data := src/perf_data.c src/perf_data_reader.c
 # Symbolizer alone (libelf): maps over time, ELF, kallsyms, hostile files.
-UNIT_test_symbolize := src/symbolize.c src/build_id.c src/proc_sync.c src/hashset.c \
+UNIT_test_symbolize := src/symbolize.c src/build_id.c src/buildid_cache.c src/proc_sync.c src/hashset.c \
 	src/debuginfo.c src/demangle.c
 UNIT_LIBS_test_symbolize := -L$(HOSTSYMTC)/lib -lelf -liberty -llzma -lz
+# perf's build-id cache names and adding to it; the tar writer's bytes.
+UNIT_test_archive := src/buildid_cache.c src/build_id.c src/tar_writer.c
+UNIT_LIBS_test_archive := -L$(HOSTSYMTC)/lib -lelf -lz
 # /proc parsers alone: real maps and status of the test itself, bad lines.
 UNIT_test_proc := src/proc_sync.c
 UNIT_LIBS_test_proc := -pthread

@@ -12,7 +12,7 @@ OUT=$ROOT/build/bench
 mkdir -p "$OUT"
 # -O2 without sanitizers: the cost offcpu itself would pay.
 gcc -O2 -std=gnu11 -D_GNU_SOURCE -I"$ROOT/src" -I"$CACHE/toolchain/host/include" \
-	"$ROOT/tests/unit/test_cfi.c" "$ROOT/src/cfi.c" "$ROOT/src/symbolize.c" "$ROOT/src/build_id.c" \
+	"$ROOT/tests/unit/test_cfi.c" "$ROOT/src/cfi.c" "$ROOT/src/symbolize.c" "$ROOT/src/build_id.c" "$ROOT/src/buildid_cache.c" \
 	"$ROOT/src/proc_sync.c" "$ROOT/src/hashset.c" "$ROOT/src/debuginfo.c" "$ROOT/src/demangle.c" \
 	-I"$CACHE/toolchain/host-sym/include" -L"$CACHE/toolchain/host/lib" -L"$CACHE/toolchain/host-sym/lib" \
 	-ldw -lelf -liberty -llzma -lz -o "$OUT/cfi_sizes"

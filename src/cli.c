@@ -25,6 +25,7 @@ enum {
 	OPT_STACK_ENTRIES,
 	OPT_DWARF_BUFFER,
 	OPT_UNWIND_TABLES,
+	OPT_NO_BUILDID_CACHE,
 	OPT_VERSION,
 	OPT_SELFTEST,
 };
@@ -51,6 +52,7 @@ static const struct option long_opts[] = {
 	{ "stack-entries", required_argument, NULL, OPT_STACK_ENTRIES },
 	{ "dwarf-buffer", required_argument, NULL, OPT_DWARF_BUFFER },
 	{ "unwind-tables", required_argument, NULL, OPT_UNWIND_TABLES },
+	{ "no-buildid-cache", no_argument, NULL, OPT_NO_BUILDID_CACHE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -66,6 +68,7 @@ void cli_usage(FILE *out)
 "Usage: offcpu [options] [-- command [args]]   record off-CPU time to perf.data\n"
 "       offcpu probe [--btf FILE|none] [-v]    what this kernel supports, what would be used\n"
 "       offcpu report [-i perf.data] [...]     top off-CPU stacks (see offcpu report --help)\n"
+"       offcpu archive [-i perf.data] [-o FILE]  the recorded ELF files by build-id, for perf report elsewhere\n"
 "       offcpu selftest                        check the embedded BPF objects and BTF archive\n"
 "\n"
 "  -o, --output FILE         output file (default perf.data; the old one is kept as FILE.old)\n"
@@ -96,6 +99,8 @@ void cli_usage(FILE *out)
 "      --stack-cache on|off|verify  reuse a thread's last user stack when it blocks again\n"
 "                            with the same registers (default on); verify: walk anyway\n"
 "                            and count reuses that would have been wrong (-v prints them)\n"
+"      --no-buildid-cache    do not copy the files of other mount namespaces (containers)\n"
+"                            into the build-id cache ($PERF_BUILDID_DIR or ~/.debug)\n"
 "  -v, --verbose             print what was chosen and why, and map memory\n"
 "  -h, --help                this text\n"
 "      --version             version and library versions\n",
@@ -376,6 +381,9 @@ static int parse_one(struct offcpu_opts *o, int c, const char *arg)
 		return 0;
 	case OPT_STACK_CACHE:
 		return parse_stack_cache(o, arg);
+	case OPT_NO_BUILDID_CACHE:
+		o->no_buildid_cache = true;
+		return 0;
 	case 'v':
 		o->verbose++;
 		return 0;
@@ -426,6 +434,12 @@ int cli_parse(struct offcpu_opts *o, int argc, char **argv)
 		} else if (!strcmp(argv[1], "report")) {
 			/* report parses its own options. */
 			o->cmd = CMD_REPORT;
+			o->report_argc = argc - 1;
+			o->report_argv = argv + 1;
+			return 0;
+		} else if (!strcmp(argv[1], "archive")) {
+			/* archive parses its own options, like report. */
+			o->cmd = CMD_ARCHIVE;
 			o->report_argc = argc - 1;
 			o->report_argv = argv + 1;
 			return 0;

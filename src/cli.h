@@ -12,6 +12,7 @@ enum offcpu_cmd {
 	CMD_RECORD,
 	CMD_PROBE,
 	CMD_REPORT,
+	CMD_ARCHIVE,
 	CMD_SELFTEST,
 	CMD_HELP,
 	CMD_VERSION,
@@ -53,13 +54,14 @@ struct offcpu_opts {
 	uint32_t dwarf_buffer;	/* dwarf: ring buffer bytes for the copies */
 	uint32_t unwind_tables;	/* dwarf: bytes of CFI tables kept at most */
 	enum stack_cache stack_cache;
+	bool no_buildid_cache;	/* files of other mount namespaces stay uncopied */
 	int verbose;
 	const char *btf_path;
 	const char *variant;	/* forced variant, e.g. "raw_tp,hash" */
 	char **cmdv;		/* -- command to run */
 	int argc;		/* the whole command line, for the CMDLINE feature */
 	char **argv;
-	/* report */
+	/* report and archive: their own arguments */
 	int report_argc;
 	char **report_argv;
 };

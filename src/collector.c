@@ -16,7 +16,9 @@
 
 #include "build_id.h"
 #include "collector.h"
+#include "buildid_cache.h"
 #include "hashset.h"
+#include "mapped_files.h"
 #include "ordered.h"
 #include "proc_sync.h"
 #include "sample_writer.h"
@@ -40,7 +42,7 @@ struct collector {
 	uint64_t last_drain;
 	uint64_t end;		/* the end of the recording (CLOCK_MONOTONIC ns) */
 	struct stacks *stacks;
-	struct str_set files;	/* mapped files, for their build ids */
+	struct mapped_files *files;	/* for their build ids */
 	void *scratch;		/* one sample */
 	struct collector_stats st;
 	int err;
@@ -58,17 +60,10 @@ static int queue(void *ctx, const struct perf_event_header *rec, uint64_t time)
 {
 	struct collector *c = ctx;
 
-	return ordered_queue(&c->q, rec, time);
-}
-
-static void note_file(struct collector *c, const struct perf_event_header *h)
-{
-	const struct perf_record_mmap2 *m = (const void *)h;
-
-	if (h->type != PERF_RECORD_MMAP2)
-		return;
-	if (m->filename[0] == '/' && str_set_add(&c->files, m->filename))
+	/* Now, not when written: a container's files are there while it lives. */
+	if (mapped_files_note(c->files, rec))
 		c->err = -1;
+	return ordered_queue(&c->q, rec, time);
 }
 
 static void deliver(void *ctx, const struct perf_event_header *rec)
@@ -79,7 +74,6 @@ static void deliver(void *ctx, const struct perf_event_header *rec)
 		c->err = -1;
 	if (rec->type == PERF_RECORD_SAMPLE)
 		c->st.samples++;
-	note_file(c, rec);
 	c->st.records++;
 }
 
@@ -215,6 +209,16 @@ static int drain_sums(struct collector *c)
 	}
 }
 
+/* The build-id cache that files of other mount namespaces are copied into. */
+static struct mapped_files *open_mapped_files(const struct offcpu_opts *o)
+{
+	char dir[4096];
+
+	if (o->no_buildid_cache || bidcache_dir(dir, sizeof(dir)))
+		return mapped_files_new(NULL);
+	return mapped_files_new(dir);
+}
+
 struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 				  const struct offcpu_opts *o,
 				  const uint32_t *pids, size_t nr_pids)
@@ -229,7 +233,8 @@ struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 	c->stacks = stacks_new(ld, o->unwind_tables);
 	c->scratch = malloc(SAMPLE_MAX_SIZE(ld->max_stack));
 	c->last_drain = now_ns();
-	if (!c->stacks || !c->scratch)
+	c->files = open_mapped_files(o);
+	if (!c->stacks || !c->scratch || !c->files)
 		goto nomem;
 	c->te = task_events_open(o, libbpf_num_possible_cpus(), pids, nr_pids);
 	if (!c->te)
@@ -333,13 +338,8 @@ static void add_build_ids(struct collector *c)
 
 	if (c->o->kstack && (n = build_id_of_kernel(id)) > 0)
 		pd_add_build_id(c->w, PERF_RECORD_MISC_KERNEL, -1, id, n, "[kernel.kallsyms]");
-	for (size_t i = 0; i < c->files.cap; i++) {
-		if (!c->files.v[i])
-			continue;
-		n = build_id_of_file(c->files.v[i], id);
-		if (n > 0)
-			pd_add_build_id(c->w, PERF_RECORD_MISC_USER, -1, id, n, c->files.v[i]);
-	}
+	mapped_files_add_build_ids(c->files, c->w);
+	mapped_files_summary(c->files, stderr, c->o->verbose);
 }
 
 void collector_end(struct collector *c)
@@ -387,7 +387,7 @@ void collector_free(struct collector *c)
 	task_events_free(c->te);
 	ordered_free(&c->q);
 	stacks_free(c->stacks);
-	str_set_free(&c->files);
+	mapped_files_free(c->files);
 	free(c->scratch);
 	free(c);
 }

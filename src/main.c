@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "archive.h"
 #include "btf_archive.h"
 #include "cli.h"
 #include "blocked.h"
@@ -558,6 +559,9 @@ int main(int argc, char **argv)
 		break;
 	case CMD_REPORT:
 		ret = report_main(o.report_argc, o.report_argv);
+		break;
+	case CMD_ARCHIVE:
+		ret = archive_main(o.report_argc, o.report_argv);
 		break;
 	default:
 		ret = record(&o);

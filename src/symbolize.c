@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "build_id.h"
+#include "buildid_cache.h"
 #include "debuginfo.h"
 #include "demangle.h"
 #include "hashset.h"
@@ -55,6 +56,7 @@ struct dso {
 struct map {
 	uint64_t start, end, pgoff;
 	struct dso *dso;
+	uint64_t mmap_start, mmap_end;	/* as recorded, before any split */
 };
 
 struct proc {
@@ -268,11 +270,10 @@ static void read_segments(Elf *elf, struct dso *d)
 	}
 }
 
-/* Whether the file is the one recorded; warns once when it is not. */
-static bool build_id_matches(struct dso *d, Elf *elf, const char *path)
+/* Whether the file is the one recorded; GOT: the hex id found (for the warning). */
+static bool build_id_matches(const struct dso *d, Elf *elf, char got[2 * BUILD_ID_MAX + 1])
 {
 	uint8_t id[BUILD_ID_MAX];
-	char want[2 * BUILD_ID_MAX + 1], got[2 * BUILD_ID_MAX + 1];
 	int len;
 
 	if (!d->want_len)
@@ -280,10 +281,10 @@ static bool build_id_matches(struct dso *d, Elf *elf, const char *path)
 	len = build_id_of_elf(elf, id);
 	if (len == d->want_len && !memcmp(id, d->want_id, len))
 		return true;
-	build_id_hex(d->want_id, d->want_len, want);
-	build_id_hex(id, len > 0 ? len : 0, got);
-	fprintf(stderr, "offcpu: report: warning: %s is not the recorded file (build-id %s, recorded %s): its frames are [unknown]\n",
-		path, len > 0 ? got : "none", want);
+	if (len > 0)
+		build_id_hex(id, len, got);
+	else
+		snprintf(got, 2 * BUILD_ID_MAX + 1, "none");
 	return false;
 }
 
@@ -341,7 +342,7 @@ static void read_elf(struct symbolizer *s, struct dso *d, Elf *elf, const char *
 	char *debug = NULL;
 	bool mini = false, own;
 
-	if (elf_kind(elf) != ELF_K_ELF || !build_id_matches(d, elf, path))
+	if (elf_kind(elf) != ELF_K_ELF)
 		return;
 	read_segments(elf, d);
 	while ((scn = elf_nextscn(elf, scn))) {
@@ -405,11 +406,76 @@ static void load_vdso(struct symbolizer *s, struct dso *d)
 	free(copy);
 }
 
-static void load_dso(struct symbolizer *s, struct dso *d)
+/* The first file found at a place but not the recorded one, for the warning. */
+struct other_file {
+	char path[8192];
+	char got[2 * BUILD_ID_MAX + 1];	/* its build-id, hex, or why none */
+	bool seen;
+};
+
+/* Reads PATH's symbols into D if it is the recorded file; true when it did. */
+static bool try_file(struct symbolizer *s, struct dso *d, const char *path,
+		     struct other_file *other)
 {
-	char path[4096];
+	char got[sizeof(other->got)];
+	bool ok = false;
+	int fd = open_regular(path);
 	Elf *elf;
-	int fd;
+
+	if (fd < 0)
+		return false;
+	/* ELF_C_READ, not MMAP: a file truncated under us must not SIGBUS. */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
+		snprintf(got, sizeof(got), "none: not ELF");
+	else
+		ok = build_id_matches(d, elf, got);
+	if (ok)
+		read_elf(s, d, elf, path);
+	else if (!other->seen) {
+		other->seen = true;
+		snprintf(other->path, sizeof(other->path), "%s", path);
+		memcpy(other->got, got, sizeof(got));
+	}
+	elf_end(elf);
+	close(fd);
+	return ok;
+}
+
+/*
+ * Where else the recorded file may be when its path holds another file or
+ * none: perf's build-id cache (the record copies the files of other mount
+ * namespaces there; `offcpu archive` is extracted there), then, while
+ * process PID lives, its mapping's own file (/proc/PID/map_files, which
+ * reaches a mount only its namespace has) or the path in its root.  Only
+ * for a recording of the running kernel, where the pid is the recorded
+ * process's; not under --symfs, which names the one place to look.
+ */
+static bool try_elsewhere(struct symbolizer *s, struct dso *d, uint32_t pid,
+			  const struct map *m, struct other_file *other)
+{
+	char dir[4096], path[8192];
+
+	if (s->symfs)
+		return false;
+	if (d->want_len && !bidcache_dir(dir, sizeof(dir)) &&
+	    !bidcache_lookup_path(dir, d->want_id, d->want_len, path, sizeof(path)) &&
+	    try_file(s, d, path, other))
+		return true;
+	if (!s->own_vdso || !pid || pid == (uint32_t)-1)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
+		 (unsigned long long)m->mmap_start, (unsigned long long)m->mmap_end);
+	if (try_file(s, d, path, other))
+		return true;
+	return snprintf(path, sizeof(path), "/proc/%u/root%s", pid, d->path) < (int)sizeof(path) &&
+	       try_file(s, d, path, other);
+}
+
+static void load_dso(struct symbolizer *s, struct dso *d, uint32_t pid, const struct map *m)
+{
+	char path[4096], want[2 * BUILD_ID_MAX + 1];
+	struct other_file other;
 
 	d->loaded = true;
 	if (d->pseudo) {
@@ -420,19 +486,18 @@ static void load_dso(struct symbolizer *s, struct dso *d)
 	if (snprintf(path, sizeof(path), "%s%s", s->symfs ? s->symfs : "", d->path) >=
 	    (int)sizeof(path))
 		return;
-	fd = open_regular(path);
-	if (fd < 0) {
-		/* memfd files are anonymous memory: nowhere to find them. */
-		if (strncmp(d->path, "/memfd:", 7) && !s->missing++)
-			s->first_missing = strdup(path);
+	other.seen = false;
+	if (try_file(s, d, path, &other) || try_elsewhere(s, d, pid, m, &other))
+		return;
+	if (other.seen) {
+		build_id_hex(d->want_id, d->want_len, want);
+		fprintf(stderr, "offcpu: report: warning: %s is not the recorded file (build-id %s, recorded %s): its frames are [unknown]\n",
+			other.path, other.got, want);
 		return;
 	}
-	/* ELF_C_READ, not MMAP: a file truncated under us must not SIGBUS. */
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (elf)
-		read_elf(s, d, elf, path);
-	elf_end(elf);
-	close(fd);
+	/* memfd files are anonymous memory: nowhere to find them. */
+	if (strncmp(d->path, "/memfd:", 7) && !s->missing++)
+		s->first_missing = strdup(path);
 }
 
 static struct dso *get_dso(struct symbolizer *s, const char *path)
@@ -531,7 +596,9 @@ static void split(struct proc *p, uint64_t at)
 	m = p->maps[i];
 	memmove(&p->maps[i + 2], &p->maps[i + 1], (p->n - i - 1) * sizeof(m));
 	p->maps[i].end = at;
-	p->maps[i + 1] = (struct map){ at, m.end, m.pgoff + (at - m.start), m.dso };
+	p->maps[i + 1] = m;
+	p->maps[i + 1].start = at;
+	p->maps[i + 1].pgoff = m.pgoff + (at - m.start);
 	p->n++;
 }
 
@@ -585,7 +652,7 @@ void sym_mmap(struct symbolizer *s, uint32_t pid, uint64_t start, uint64_t len,
 	if (!p || !len || end < start || reserve_maps(p, 2))
 		return;
 	punch(p, start, end);
-	insert_map(p, (struct map){ start, end, pgoff, map_dso(s, filename) });
+	insert_map(p, (struct map){ start, end, pgoff, map_dso(s, filename), start, end });
 }
 
 static void copy_comm(struct symbolizer *s, uint32_t from, uint32_t to)
@@ -705,7 +772,7 @@ const char *sym_user(struct symbolizer *s, uint32_t pid, uint64_t addr)
 	if (!m || !m->dso)
 		return SYM_UNKNOWN;
 	if (!m->dso->loaded)
-		load_dso(s, m->dso);
+		load_dso(s, m->dso, pid, m);
 	if (m->dso->pseudo && !m->dso->syms.n)
 		return m->dso->path;
 	if (!to_vaddr(m->dso, m, addr, &va))

@@ -38,10 +38,10 @@ for name in "${names[@]}"; do
 	case $name in
 	perf_data) srcs=("$ROOT/src/perf_data_reader.c") libs=() ;;
 	btf_archive) srcs=("$ROOT/src/btf_archive.c") libs=(-lz) ;;
-	elf) srcs=("$ROOT"/src/{symbolize,build_id,proc_sync,hashset,debuginfo,demangle}.c) libs=("${symlibs[@]}") ;;
+	elf) srcs=("$ROOT"/src/{symbolize,build_id,buildid_cache,proc_sync,hashset,debuginfo,demangle}.c) libs=("${symlibs[@]}") ;;
 	# --pprof too: protobuf-c's runtime and the code protoc-c generates.
 	report) make -s -C "$ROOT" build/gen/proto/profile.pb-c.c || { status=1; continue; }
-		srcs=("$ROOT"/src/{report,perf_data_reader,symbolize,flamegraph,build_id,proc_sync,hashset,debuginfo,demangle,pprof}.c
+		srcs=("$ROOT"/src/{report,perf_data_reader,symbolize,flamegraph,build_id,buildid_cache,proc_sync,hashset,debuginfo,demangle,pprof}.c
 			"$ROOT/build/gen/proto/profile.pb-c.c")
 		libs=(-I"$ROOT/build/gen/proto" -I"$CACHE/toolchain/host-pb/include"
 			-L"$CACHE/toolchain/host-pb/lib" -lprotobuf-c "${symlibs[@]}")
