@@ -40,6 +40,7 @@ struct archive {
 	size_t nr_files;
 	size_t added, missing, tar_entries;
 	const char *first_missing;
+	const char *kernel_note;	/* why the kernel's symbols are not in it, or NULL */
 	char cache_dir[4096];
 	bool has_cache;
 };
@@ -60,8 +61,8 @@ static void usage(FILE *out)
 	      "    mkdir -p ~/.debug && tar xf FILE -C ~/.debug && perf report -i perf.data\n"
 	      "Each file is taken from the build-id cache, from its process's mount\n"
 	      "namespace (/proc/PID/map_files, /proc/PID/root) while it lives, or from\n"
-	      "its recorded path, and\n"
-	      "only with the recorded build-id.\n"
+	      "its recorded path, and only with the recorded build-id; the kernel's\n"
+	      "/proc/kallsyms too when the running kernel is the recorded one.\n"
 	      "  -i, --input FILE       recording (default perf.data)\n"
 	      "  -o, --output FILE      tarball (default INPUT.tar.gz)\n"
 	      "  -v, --verbose          where each file was taken from\n",
@@ -230,6 +231,89 @@ static int add_file(struct archive *a, struct tar_writer *t, const struct archiv
 	return err ? -1 : 0;
 }
 
+/* All of /proc/kallsyms (its size is 0 until read); NULL if unreadable. */
+static char *read_kallsyms(size_t *len)
+{
+	size_t cap = 1u << 20, n = 0;
+	char *buf = NULL, *nb;
+	ssize_t r;
+	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		if (!buf || n == cap) {
+			if (buf)
+				cap *= 2;
+			nb = cap <= (256u << 20) ? realloc(buf, cap) : NULL;
+			if (!nb)
+				break;
+			buf = nb;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r <= 0) {
+			nb = r ? NULL : buf;
+			break;
+		}
+		n += r;
+	}
+	close(fd);
+	if (!nb) {
+		free(buf);
+		return NULL;
+	}
+	*len = n;
+	return buf;
+}
+
+/*
+ * The running kernel's /proc/kallsyms as [kernel.kallsyms]/HEX/kallsyms,
+ * where perf (and offcpu report) look for a kernel's symbols by build-id;
+ * only when the running kernel is the recorded one.
+ */
+static int add_kallsyms(struct archive *a, struct tar_writer *t, const struct pd_build_id *b)
+{
+	char link[64], entry[128], target[160], name[160];
+	uint8_t id[BUILD_ID_MAX];
+	int n = build_id_of_kernel(id), err;
+	size_t len;
+	char *syms;
+
+	if (n != b->id_len || memcmp(id, b->id, n)) {
+		a->kernel_note = "the running kernel is not the recorded one";
+		return 0;
+	}
+	if (bidcache_link_name(b->id, b->id_len, link, sizeof(link)) ||
+	    bidcache_entry_dir(BIDCACHE_KERNEL, b->id, b->id_len, entry, sizeof(entry)) ||
+	    snprintf(target, sizeof(target), "../../%s", entry) >= (int)sizeof(target) ||
+	    snprintf(name, sizeof(name), "%s/kallsyms", entry) >= (int)sizeof(name))
+		return 0;
+	syms = read_kallsyms(&len);
+	/* Addresses read as 0 (kptr_restrict, not root) name nothing. */
+	if (!syms || !len || !strncmp(syms, "0000000000000000 ", 17)) {
+		a->kernel_note = "/proc/kallsyms unreadable or its addresses hidden (kptr_restrict; run as root)";
+		free(syms);
+		return 0;
+	}
+	err = tar_add_symlink(t, link, target) || tar_add_dir(t, entry) ||
+	      tar_add_bytes(t, name, syms, len, 0644);
+	free(syms);
+	a->added += !err;
+	return err ? -1 : 0;
+}
+
+static const struct pd_build_id *kernel_build_id(const struct pd_file *f)
+{
+	for (size_t i = 0; i < f->nr_build_ids; i++) {
+		const struct pd_build_id *b = &f->build_ids[i];
+
+		if ((b->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL &&
+		    b->id_len >= 2)
+			return b;
+	}
+	return NULL;
+}
+
 static int write_tar(struct archive *a, const char *tmp, uint64_t *content)
 {
 	struct tar_writer *t = tar_open(tmp);
@@ -250,6 +334,8 @@ static int write_tar(struct archive *a, const char *tmp, uint64_t *content)
 		a->added += !r;
 		err = r < 0;
 	}
+	if (!err && kernel_build_id(&a->file))
+		err = add_kallsyms(a, t, kernel_build_id(&a->file));
 	*content = tar_content_bytes(t);
 	if (tar_close(t) || err) {
 		fprintf(stderr, "offcpu: archive: writing %s failed: %s\n", tmp,
@@ -266,6 +352,9 @@ static void summary(const struct archive *a, const char *out, uint64_t content)
 
 	printf("offcpu: archive: %s: %zu file%s, %.2f MiB (%.2f MiB gzipped); elsewhere: mkdir -p ~/.debug && tar xf %s -C ~/.debug\n",
 	       out, a->added, a->added == 1 ? "" : "s", content / 1048576.0, packed, out);
+	if (a->kernel_note)
+		fprintf(stderr, "offcpu: archive: warning: kernel symbols not archived: %s\n",
+			a->kernel_note);
 	if (a->missing)
 		fprintf(stderr, "offcpu: archive: warning: %zu recorded file%s not found with the recorded build-id (first: %s): %s frames stay [unknown]\n",
 			a->missing, a->missing == 1 ? "" : "s", a->first_missing,

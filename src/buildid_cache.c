@@ -2,6 +2,7 @@
 /* perf's build-id cache layout: names, lookup and adding a file. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,11 +46,21 @@ int bidcache_link_name(const uint8_t *id, int id_len, char *buf, size_t len)
 int bidcache_entry_dir(const char *path, const uint8_t *id, int id_len, char *buf, size_t len)
 {
 	char hex[2 * BUILD_ID_MAX + 1];
+	bool kernel = !strcmp(path, BIDCACHE_KERNEL);
 
-	if (id_len < 2 || id_len > BUILD_ID_MAX || path[0] != '/')
+	if (id_len < 2 || id_len > BUILD_ID_MAX || (path[0] != '/' && !kernel))
 		return -1;
 	build_id_hex(id, id_len, hex);
-	return fits(snprintf(buf, len, "%s/%s", path + 1, hex), len);
+	return fits(snprintf(buf, len, "%s/%s", kernel ? path : path + 1, hex), len);
+}
+
+int bidcache_kallsyms_path(const char *dir, const uint8_t *id, int id_len, char *buf, size_t len)
+{
+	char entry[128];
+
+	if (bidcache_entry_dir(BIDCACHE_KERNEL, id, id_len, entry, sizeof(entry)))
+		return -1;
+	return fits(snprintf(buf, len, "%s/%s/kallsyms", dir, entry), len);
 }
 
 int bidcache_link_target(const char *path, const uint8_t *id, int id_len, char *buf, size_t len)

@@ -19,7 +19,10 @@ int bidcache_dir(char *buf, size_t len);
 /* ".build-id/xx/rest" for the id (no leading slash); -1 if it does not fit. */
 int bidcache_link_name(const uint8_t *id, int id_len, char *buf, size_t len);
 
-/* "PATH/HEX" without PATH's leading slash (the file is its "elf"). */
+/* The kernel's name in the cache (its file is "kallsyms", not "elf"). */
+#define BIDCACHE_KERNEL "[kernel.kallsyms]"
+
+/* "PATH/HEX" without PATH's leading slash (the file is its "elf"); PATH may be BIDCACHE_KERNEL. */
 int bidcache_entry_dir(const char *path, const uint8_t *id, int id_len,
 		       char *buf, size_t len);
 
@@ -30,6 +33,10 @@ int bidcache_link_target(const char *path, const uint8_t *id, int id_len,
 /* DIR/.build-id/xx/rest/elf: where a file with this id is looked up. */
 int bidcache_lookup_path(const char *dir, const uint8_t *id, int id_len,
 			 char *buf, size_t len);
+
+/* DIR/[kernel.kallsyms]/HEX/kallsyms: a kernel's symbols by its build-id. */
+int bidcache_kallsyms_path(const char *dir, const uint8_t *id, int id_len,
+			   char *buf, size_t len);
 
 /*
  * Copies SRC (the file recorded as PATH, build-id ID) into the cache DIR

@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 
 #include "build_id.h"
+#include "buildid_cache.h"
 #include "flamegraph.h"
 #include "hashset.h"
 #include "perf_data_reader.h"
@@ -75,6 +77,7 @@ struct report {
 	size_t nr_blocked;
 	uint64_t blocked_total;
 	char buf[2][65536];	/* folded lines */
+	char cached_kallsyms[4200];	/* the recorded kernel's, from the build-id cache */
 };
 
 static const struct option opts[] = {
@@ -115,6 +118,9 @@ static void usage(FILE *out)
 	      "                         Parca): off-CPU ns and samples, thread/process labels;\n"
 	      "                         all stacks, no -n/-m, no other output\n"
 	      "      --symfs DIR        look for the recorded files under DIR (like perf)\n"
+	      "                         (without it: the recorded path, then the build-id\n"
+	      "                         cache $PERF_BUILDID_DIR or ~/.debug, then /proc/PID of\n"
+	      "                         the live process; always checked by build-id)\n"
 	      "      --kallsyms FILE    kernel symbols (default /proc/kallsyms when the\n"
 	      "                         running kernel is the recorded one)\n"
 	      "      --no-demangle      C++ and Rust names as they are in the file\n"
@@ -624,14 +630,37 @@ static bool same_kernel(const struct report *r)
 	return same;
 }
 
-static const char *kallsyms_for(const struct report *r, bool same)
+/*
+ * The recorded kernel's symbols in the build-id cache, where `offcpu
+ * archive` puts them ([kernel.kallsyms]/HEX/kallsyms, perf's place).
+ */
+static bool cached_kallsyms(const struct pd_file *f, char *path, size_t len)
+{
+	char dir[4096];
+	struct stat st;
+
+	for (size_t i = 0; i < f->nr_build_ids; i++) {
+		const struct pd_build_id *b = &f->build_ids[i];
+
+		if (is_kernel_id(b))
+			return !bidcache_dir(dir, sizeof(dir)) &&
+			       !bidcache_kallsyms_path(dir, b->id, b->id_len, path, len) &&
+			       !stat(path, &st) && S_ISREG(st.st_mode);
+	}
+	return false;
+}
+
+static const char *kallsyms_for(struct report *r, bool same)
 {
 	if (r->o.kallsyms)
 		return r->o.kallsyms;
-	if (!same)
-		fprintf(stderr, "offcpu: report: warning: recorded on another kernel (%s): kernel frames are [unknown] without --kallsyms\n",
-			r->file.osrelease ? r->file.osrelease : "?");
-	return same ? "/proc/kallsyms" : NULL;
+	if (same)
+		return "/proc/kallsyms";
+	if (cached_kallsyms(&r->file, r->cached_kallsyms, sizeof(r->cached_kallsyms)))
+		return r->cached_kallsyms;
+	fprintf(stderr, "offcpu: report: warning: recorded on another kernel (%s): kernel frames are [unknown] without --kallsyms\n",
+		r->file.osrelease ? r->file.osrelease : "?");
+	return NULL;
 }
 
 static int setup_symbols(struct report *r)

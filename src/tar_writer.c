@@ -163,6 +163,16 @@ int tar_add_file(struct tar_writer *t, const char *name, int fd, uint64_t size,
 	return t->err;
 }
 
+int tar_add_bytes(struct tar_writer *t, const char *name, const void *buf, uint64_t len,
+		  unsigned int mode)
+{
+	entry(t, name, '0', NULL, len, mode & 07777);
+	put(t, buf, len);
+	pad(t, len);
+	t->content += len;
+	return t->err;
+}
+
 uint64_t tar_content_bytes(const struct tar_writer *t)
 {
 	return t->content;

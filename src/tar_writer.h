@@ -25,6 +25,10 @@ int tar_add_symlink(struct tar_writer *t, const char *name, const char *target);
 int tar_add_file(struct tar_writer *t, const char *name, int fd, uint64_t size,
 		 unsigned int mode);
 
+/* LEN bytes at BUF as the file NAME. */
+int tar_add_bytes(struct tar_writer *t, const char *name, const void *buf, uint64_t len,
+		  unsigned int mode);
+
 /* Bytes of file contents added so far. */
 uint64_t tar_content_bytes(const struct tar_writer *t);
 

@@ -92,6 +92,7 @@ assert elf == open(prog, 'rb').read(), 'the archived file is not the program'
 PY
 	mkdir -p "$WORK/perf-home/.debug"
 	tar xf "$WORK/a.tar.gz" -C "$WORK/perf-home/.debug" || fail container-archive-extract "tar exit $?"
+	kernel_checks
 	if ! command -v perf >/dev/null; then
 		skip container-perf-report "perf is not installed (linux-perf, toolchain/deps.sh)"
 		return
@@ -105,6 +106,52 @@ PY
 	HOME=$WORK/empty perf report -i "$WORK/r.data" --stdio --no-children --sort sym \
 		>"$WORK/perf-empty.txt" 2>/dev/null
 	check container-perf-no-decoy no_decoy "$WORK/perf.txt" "$WORK/perf-empty.txt"
+}
+
+# The kernel's symbols travel too: the archive holds /proc/kallsyms by the
+# kernel's build-id, and report reads them from the cache for a recording
+# of another kernel (simulated: this recording with its kernel id changed).
+kernel_checks() {
+	local kid other ksyms
+	# The running kernel's build-id, from its notes (the recorded one: same boot).
+	kid=$(python3 -c '
+import struct
+d = open("/sys/kernel/notes", "rb").read(); o = 0
+while o + 12 <= len(d):
+    n, s, t = struct.unpack_from("<III", d, o); name = o + 12; desc = name + (n + 3) // 4 * 4
+    if t == 3 and d[name:name + 4] == b"GNU\0": print(d[desc:desc + s].hex()); break
+    o = desc + (s + 3) // 4 * 4')
+	ksyms="$WORK/perf-home/.debug/[kernel.kallsyms]/$kid/kallsyms"
+	if [ -n "$kid" ] && [ -s "$ksyms" ] && grep -qE '^[0-9a-f]{16} [Tt] do_nanosleep$' "$ksyms" &&
+	   [ "$(readlink "$WORK/perf-home/.debug/.build-id/${kid:0:2}/${kid:2}")" = "../../[kernel.kallsyms]/$kid" ]; then
+		pass container-archive-kallsyms
+	else
+		fail container-archive-kallsyms "no [kernel.kallsyms]/$kid/kallsyms with do_nanosleep"
+		return
+	fi
+	other=$(python3 - "$WORK/r.data" "$WORK/other-kernel.data" "$kid" <<'PY'
+import sys
+d = open(sys.argv[1], 'rb').read()
+kid = bytes.fromhex(sys.argv[3])
+new = bytes(b ^ 0x5a for b in kid)
+assert d.count(kid) == 1, 'kernel build-id not found once'
+open(sys.argv[2], 'wb').write(d.replace(kid, new))
+print(new.hex())
+PY
+)
+	mkdir -p "$WORK/k-home"
+	cp -a "$WORK/perf-home/.debug" "$WORK/k-home/"	# the program's file
+	mkdir -p "$WORK/k-home/.debug/[kernel.kallsyms]/$other"
+	cp "$ksyms" "$WORK/k-home/.debug/[kernel.kallsyms]/$other/kallsyms"
+	HOME=$WORK/k-home "$OFFCPU" report -i "$WORK/other-kernel.data" -n 0 >"$WORK/k.txt" 2>"$WORK/k.err"
+	rc=$?
+	[ $rc -eq 0 ] && grep -q 'do_nanosleep \[k\]' "$WORK/k.txt" && [ ! -s "$WORK/k.err" ] &&
+		pass container-report-cached-kallsyms ||
+		fail container-report-cached-kallsyms "exit $rc: $(head -c 200 "$WORK/k.err")"
+	HOME=$WORK/empty "$OFFCPU" report -i "$WORK/other-kernel.data" -n 0 >"$WORK/k0.txt" 2>"$WORK/k0.err"
+	grep -q 'recorded on another kernel' "$WORK/k0.err" && ! grep -q 'do_nanosleep' "$WORK/k0.txt" &&
+		pass container-report-other-kernel-unknown ||
+		fail container-report-other-kernel-unknown "$(head -c 200 "$WORK/k0.err")"
 }
 
 # Bad input: one line naming the problem, non-zero exit, no tarball.
@@ -141,7 +188,7 @@ live_checks() {
 	HOME=$WORK/live-home "$OFFCPU" archive -i "$WORK/l.data" -o "$WORK/l.tar.gz" >/dev/null 2>"$WORK/l.ar.err" ||
 		fail container-live-archive-runs "exit $?: $(head -c 200 "$WORK/l.ar.err")"
 	kill "$pid"	# ended once report and archive have read it (ASan builds are slow)
-	wait
+	wait 2>/dev/null
 	[ -z "$(ls -A "$WORK/live-home")" ] && pass container-no-buildid-cache ||
 		fail container-no-buildid-cache "$(cd "$WORK/live-home" && find . | head -3)"
 	# blocker_long_sleep's one block may be outside the 1.5 s.
