@@ -33,9 +33,10 @@ struct file_entry {
 
 struct mapped_files {
 	struct file_entry *files[FILE_BUCKETS];
+	struct stat root, mnt_ns;	/* ours: a process with both sees our files */
 	char *cache_dir;
 	struct mapped_files_stats st;
-	char *first_conflict, *first_failed;
+	char *first_conflict, *first_failed, *first_unchecked;
 	int failed_errno;
 };
 
@@ -47,6 +48,8 @@ struct mapped_files *mapped_files_new(const char *cache_dir)
 		free(mf);
 		return NULL;
 	}
+	if (mf && (stat("/", &mf->root) || stat("/proc/self/ns/mnt", &mf->mnt_ns)))
+		mf->root.st_ino = mf->mnt_ns.st_ino = 0;	/* compare every file then */
 	return mf;
 }
 
@@ -101,6 +104,30 @@ static void cache_private(struct mapped_files *mf, struct file_entry *e, const c
 	}
 }
 
+static bool same_node(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/*
+ * Whether process PID has our root in our mount namespace: then its paths
+ * are ours, and its mappings need no look through /proc/PID/map_files
+ * (which takes the process's mmap lock, perturbing a starting workload).
+ */
+static bool sees_our_files(const struct mapped_files *mf, uint32_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	if (!mf->root.st_ino)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%u/ns/mnt", pid);
+	if (stat(path, &st) || !same_node(&st, &mf->mnt_ns))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%u/root", pid);
+	return !stat(path, &st) && same_node(&st, &mf->root);
+}
+
 /*
  * A new path: the same file as the host's (same inode, or same build-id),
  * or one only the process's mount namespace has.
@@ -113,14 +140,17 @@ static void classify(struct mapped_files *mf, struct file_entry *e,
 	struct stat in_ns, on_host;
 	int len;
 
-	if (!ns_path(m, nsp, sizeof(nsp), &in_ns))
-		return;		/* gone already: the host's path is all there is */
-	if (!stat(e->path, &on_host) && in_ns.st_dev == on_host.st_dev &&
-	    in_ns.st_ino == on_host.st_ino)
+	if (sees_our_files(mf, m->pid) || !ns_path(m, nsp, sizeof(nsp), &in_ns))
+		return;		/* the host's path is all there is */
+	if (!stat(e->path, &on_host) && same_node(&in_ns, &on_host))
 		return;
 	len = build_id_of_file(nsp, id);
-	if (len <= 0)
-		return;		/* no build-id to check it by */
+	if (len <= 0) {
+		/* Another file than the host's, or none there, and nothing to check it by. */
+		if (len == 0 && !mf->st.unchecked++)
+			mf->first_unchecked = strdup(e->path);
+		return;
+	}
 	if (host_id(e) == len && !memcmp(e->id, id, len))
 		return;
 	memcpy(e->id, id, len);
@@ -140,7 +170,8 @@ static void compare(struct mapped_files *mf, struct file_entry *e,
 
 	if (e->conflict)
 		return;
-	len = build_id_of_file(ns_path(m, nsp, sizeof(nsp), &st) ? nsp : e->path, id);
+	len = build_id_of_file(!sees_our_files(mf, m->pid) && ns_path(m, nsp, sizeof(nsp), &st) ?
+			       nsp : e->path, id);
 	if (len <= 0 || (host_id(e) == len && !memcmp(e->id, id, len)))
 		return;
 	e->conflict = true;
@@ -213,6 +244,10 @@ void mapped_files_summary(const struct mapped_files *mf, FILE *out, int verbose)
 			(unsigned long long)st->cache_failed, st->cache_failed > 1 ? "s" : "",
 			mf->cache_dir, mf->first_failed ? mf->first_failed : "?",
 			strerror(mf->failed_errno));
+	if (st->unchecked)
+		fprintf(out, "offcpu: warning: %llu file%s of other mount namespaces without a build-id (first: %s): report cannot tell %s from the host's file at that path\n",
+			(unsigned long long)st->unchecked, st->unchecked > 1 ? "s" : "",
+			mf->first_unchecked ? mf->first_unchecked : "?", st->unchecked > 1 ? "them" : "it");
 	if (verbose && st->private_files)
 		fprintf(out, "offcpu: %llu file%s only in other mount namespaces (build-ids read through /proc/PID/root), %llu copied into the build-id cache %s\n",
 			(unsigned long long)st->private_files, st->private_files > 1 ? "s" : "",
@@ -239,6 +274,7 @@ void mapped_files_free(struct mapped_files *mf)
 	}
 	free(mf->first_conflict);
 	free(mf->first_failed);
+	free(mf->first_unchecked);
 	free(mf->cache_dir);
 	free(mf);
 }

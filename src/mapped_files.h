@@ -25,6 +25,7 @@ struct mapped_files_stats {
 	uint64_t cached;	/* of which copied into the build-id cache */
 	uint64_t cache_failed;	/* could not be copied */
 	uint64_t conflicts;	/* paths naming different files in different namespaces */
+	uint64_t unchecked;	/* only in another namespace, without a build-id */
 };
 
 /* CACHE_DIR: the build-id cache to copy private files into, NULL: none. */

@@ -154,6 +154,17 @@ PY
 		fail container-report-other-kernel-unknown "$(head -c 200 "$WORK/k0.err")"
 }
 
+# A container's file without a build-id cannot be checked: the recording says so.
+unchecked_checks() {
+	HOME=$WORK/rec-home "$OFFCPU" -o "$WORK/nb.data" -- \
+		bash -c "$(declare -f container); WORK=$WORK APP=$APP PROG=${PROG%-bid} container -t 0.3" \
+		>/dev/null 2>"$WORK/nb.err"
+	rc=$?
+	[ $rc -eq 0 ] && grep -q "file of other mount namespaces without a build-id (first: $APP/blocker)" "$WORK/nb.err" &&
+		pass container-no-build-id-warns ||
+		fail container-no-build-id-warns "exit $rc: $(grep -v '^\[' "$WORK/nb.err" | head -c 200)"
+}
+
 # Bad input: one line naming the problem, non-zero exit, no tarball.
 archive_errors() {
 	printf 'not a recording' >"$WORK/bad.data"
@@ -236,6 +247,7 @@ else
 		mismatch_checks
 		archive_checks
 		archive_errors
+		unchecked_checks
 		live_checks
 	fi
 fi
