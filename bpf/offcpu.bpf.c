@@ -17,6 +17,7 @@
  * Everything is inlined: Debian's s390x kernels only have the interpreter.
  */
 #include "offcpu_common.bpf.h"
+#include "offcpu_wakers.bpf.h"
 #include <bpf/bpf_core_read.h>
 
 struct {
@@ -112,6 +113,16 @@ static __always_inline __u64 user_key(struct task_struct *t)
 	return mix(mix(mix(mix(mix(mix(ip, sp), fp), lr), ret), ret2), 1) | 1;
 }
 
+/* end_block, or with --wakers the block under its waker. */
+static __always_inline void end_any_block(__u32 pid, __u32 tid, struct offcpu_start *s,
+					  __u64 *now)
+{
+	if (cfg.wakers)
+		end_block_waker(pid, tid, s, now);
+	else
+		end_block(pid, tid, s, now);
+}
+
 /* Its CPU time; 0 where the BTF lacks the field (a minimal BTF given with --btf). */
 static __always_inline __u64 task_runtime(struct task_struct *t, bool tp_btf)
 {
@@ -142,7 +153,7 @@ static __always_inline void end_unseen(struct task_struct *prev, __u32 tid,
 	}
 	end = *now - ran;
 	count(STAT_UNSEEN_ENDED);
-	end_block(s->tgid, tid, s, &end);
+	end_any_block(s->tgid, tid, s, &end);
 }
 
 /* The per-CPU sequence of dwarf stack ids (see OFFCPU_DWARF_ID). */
@@ -323,6 +334,9 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	}
 	if (s->ts)
 		end_unseen(prev, tid, s, tp_btf, now);
+	/* A wakeup that ended an earlier block is not this one's. */
+	if (cfg.wakers)
+		s->waker.flags = 0;
 	/* prev is current here, so the stacks walked are prev's. */
 	if (tp_btf && cfg.dwarf && cfg.want_ustack) {
 		/* As in start_block: the block starts before the copy. */
@@ -348,7 +362,7 @@ static __always_inline void switch_in(struct task_struct *next, bool task_storag
 	s = start_of(next, tid, task_storage, false);
 	if (!s || !s->ts)
 		return;
-	end_block(TASK_READ(tp_btf, next, tgid), tid, s, now);
+	end_any_block(TASK_READ(tp_btf, next, tgid), tid, s, now);
 }
 
 static __always_inline int on_switch(unsigned long long *ctx, bool task_storage,
@@ -394,6 +408,42 @@ SEC("raw_tp/sched_switch")
 int on_switch_raw(unsigned long long *ctx)
 {
 	return on_switch(ctx, false, false);
+}
+
+/*
+ * --wakers: P is being woken by the current task (or by an interrupt).  Only
+ * a thread with a block in progress (start time set) is of interest, so the
+ * filters were passed at its switch-out.
+ */
+static __always_inline int on_waking(void *ctx, struct task_struct *p, bool task_storage,
+				     bool tp_btf)
+{
+	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+	struct offcpu_start *s;
+
+	s = start_of(p, TASK_READ(tp_btf, p, pid), task_storage, false);
+	if (!s || !s->ts)
+		return 0;
+	note_waker(ctx, s, BPF_CORE_READ(cur, flags) & OFFCPU_PF_KTHREAD);
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int on_waking_task(unsigned long long *ctx)
+{
+	return on_waking(ctx, (struct task_struct *)ctx[0], true, true);
+}
+
+SEC("tp_btf/sched_waking")
+int on_waking_hash(unsigned long long *ctx)
+{
+	return on_waking(ctx, (struct task_struct *)ctx[0], false, true);
+}
+
+SEC("raw_tp/sched_waking")
+int on_waking_raw(unsigned long long *ctx)
+{
+	return on_waking(ctx, (struct task_struct *)ctx[0], false, false);
 }
 
 /* -p: children forked later are profiled too. */

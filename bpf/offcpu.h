@@ -36,13 +36,32 @@ struct offcpu_config {
 	__u8 stack_cache;	/* reuse user stack ids (tp_btf, 5.15+) */
 	__u8 stack_cache_verify;	/* walk anyway and count wrong reuses */
 	__u8 dwarf;		/* copy user stacks for CFI unwinding (OFFCPU_DWARF_ID) */
-	__u8 pad[2];
+	__u8 wakers;		/* --wakers: sched_waking records who woke a block */
+	__u8 pad[1];
 	__u32 copy_bytes;	/* --call-graph dwarf,SIZE: bytes copied from the user sp */
 	/* tp,hash: record offsets from tracefs's format files (src/tracefs.c). */
 	__u32 tp_prev_state_off, tp_prev_state_size;	/* sched_switch: long */
 	__u32 tp_next_pid_off;
 	__u32 tp_parent_pid_off, tp_child_pid_off;	/* sched_process_fork */
 	__u32 tp_free_pid_off;				/* sched_process_free */
+};
+
+/*
+ * --wakers: the task that woke a blocked thread (sched_waking), or the task
+ * an interrupt happened to interrupt (user space tells them apart by the
+ * kernel stack, see src/wakers.c).
+ */
+#define OFFCPU_WAKER_SEEN	0x1	/* a wakeup ended this block */
+#define OFFCPU_WAKER_KTHREAD	0x2	/* the current task was a kernel thread */
+
+struct offcpu_waker {
+	__u32 pid;		/* tgid of the current task at sched_waking */
+	__u32 tid;
+	__s32 ustack;		/* its stack ids, < 0 if none */
+	__s32 kstack;
+	__u32 flags;		/* OFFCPU_WAKER_* */
+	__u32 pad;
+	char comm[16];
 };
 
 /* Per-thread state kept between switch-out and switch-in. */
@@ -54,6 +73,7 @@ struct offcpu_start {
 	__u32 tgid;		/* of the thread, taken at switch-out */
 	__u64 ukey;		/* user registers of the last block, hashed (0: none) */
 	__u64 runtime;		/* its CPU time at switch-out (se.sum_exec_runtime) */
+	struct offcpu_waker waker;	/* --wakers: who ended this block */
 };
 
 /* One block of at least the threshold, sent at once through the ring buffer. */
@@ -76,6 +96,17 @@ struct offcpu_key {
 	__s32 kstack;
 	__u32 state;
 	__u32 pad;
+};
+
+/* --wakers: a block sent at once, and sums keyed by the waker too. */
+struct offcpu_wevent {
+	struct offcpu_event e;
+	struct offcpu_waker w;
+};
+
+struct offcpu_wkey {
+	struct offcpu_key k;
+	struct offcpu_waker w;
 };
 
 struct offcpu_val {
@@ -215,6 +246,8 @@ enum offcpu_stat {
 	STAT_UCOPY_SENT,		/* dwarf: user stack copies sent */
 	STAT_UCOPY_SHORT,		/* of which shortened at the end of the stack mapping */
 	STAT_UCOPY_UNREADABLE,		/* of which nothing could be read at sp */
+	STAT_WAKER_NONE,		/* --wakers: a block ended with no wakeup seen */
+	STAT_WAKER_NO_USTACK,		/* --wakers: a waker's user stack not recorded */
 	COUNTER_MAX,
 };
 

@@ -305,11 +305,36 @@ def cell_verdict(a, c, info):
 		if verdict != 'PASS':
 			return verdict, f'{name}: {what}', ''
 		stacks.append(f'{name.split(" ")[0]} {what}')
-	why, blocked = blocked_verdict(a, c, c.section('uname').split(' ')[0])
+	release = c.section('uname').split(' ')[0]
+	why, blocked = blocked_verdict(a, c, release)
+	if why:
+		return 'FAIL', why[:224], ''
+	why = wakers_verdict(a, c, walks_user_stacks(a.board, release))
 	if why:
 		return 'FAIL', why[:224], ''
 	return 'PASS', '<br>'.join(stacks), f'{note}; {len(RECORDINGS)} recordings; ' + \
-		'still blocked at the end (on what the kernel offers): ' + blocked
+		'still blocked at the end (on what the kernel offers): ' + blocked + '; wakers'
+
+
+
+def wakers_verdict(a, c, user):
+	"""The --wakers recording: who woke the workload's threads
+	(tests/wakers_check.py on the on-device folded report; --no-user where
+	the kernel walks no user stacks).  None when it holds, else why not."""
+	hang = c.section('hang-wakers')
+	if hang:
+		return '--wakers: recording hung; ' + ' '.join(
+			x for x in hang.splitlines()[:3] if x.startswith('--'))
+	if c.rc.get('record-wakers') != '0':
+		return '--wakers: recording failed: ' + last_line(c.section('record-wakers'), 'offcpu:')
+	open(f'{a.dir}/wakers.folded', 'w').write(c.section('folded-wakers'))
+	check = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests',
+			     'wakers_check.py')
+	ok, why = run([sys.executable, check, f'{a.dir}/wakers.folded'] +
+		      ([] if user else ['--no-user']), f'{a.dir}/wakers.out')
+	if c.rc.get('folded-wakers') != '0' or not ok:
+		return '--wakers: ' + why
+	return None
 
 
 def cmd_cell(a):

@@ -33,6 +33,25 @@ hang_report() {
 	done
 }
 
+# wait_recording PID TAG: its exit status in rc; a recording still running
+# after RECORD_LIMIT seconds is hung: section hangTAG, then it is stopped.
+wait_recording() {
+	pid=$1
+	i=0
+	while kill -0 $pid 2>/dev/null && [ $i -lt $RECORD_LIMIT ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+	if kill -0 $pid 2>/dev/null; then
+		section hang$2 hang_report
+		kill -INT $pid
+		sleep 5
+		kill -KILL $pid 2>/dev/null
+	fi
+	wait $pid
+	rc=$?
+}
+
 # record TAG ARGS...: probe, record the workload with offcpu ARGS, the
 # guest's own report and the perf.data, in sections suffixed TAG.
 record() {
@@ -43,20 +62,7 @@ record() {
 	# both the stack maps and the spill maps are used on every kernel.
 	/offcpu -v --stack-entries 4 "$@" -o /tmp/perf.data -- /blocker -t 2 \
 		>/tmp/workload.out 2>/tmp/record.err &
-	pid=$!
-	i=0
-	while kill -0 $pid 2>/dev/null && [ $i -lt $RECORD_LIMIT ]; do
-		sleep 1
-		i=$((i + 1))
-	done
-	if kill -0 $pid 2>/dev/null; then
-		section hang$tag hang_report
-		kill -INT $pid
-		sleep 5
-		kill -KILL $pid 2>/dev/null
-	fi
-	wait $pid
-	rc=$?
+	wait_recording $! $tag
 	echo "@@BEGIN record$tag"
 	cat /tmp/record.err
 	echo "@@END record$tag rc=$rc"
@@ -78,6 +84,15 @@ record -embedded
 # (c) Still hidden, and no BTF used: the BTF-free variant.
 record -nobtf --btf none
 umount /sys/kernel/btf 2>/dev/null
+# (d) Who woke the workload's threads (--wakers; tests/wakers_check.py on the
+# host checks the guest's folded report).
+/offcpu --wakers -o /tmp/wakers.data -- /blocker -t 2 \
+	>/tmp/wakers.out 2>/tmp/wakers.err &
+wait_recording $! -wakers
+echo "@@BEGIN record-wakers"
+cat /tmp/wakers.err
+echo "@@END record-wakers rc=$rc"
+section folded-wakers /offcpu report --wakers -T -i /tmp/wakers.data --folded
 # Threads that stay blocked (issue 15), on what the kernel offers: st-early
 # asleep before the recording starts, st-late blocking during it (5 s after
 # its start: loading under TCG takes a while), neither ever woken: their

@@ -25,6 +25,7 @@ enum {
 	OPT_STACK_ENTRIES,
 	OPT_DWARF_BUFFER,
 	OPT_UNWIND_TABLES,
+	OPT_WAKERS,
 	OPT_NO_BUILDID_CACHE,
 	OPT_VERSION,
 	OPT_SELFTEST,
@@ -52,6 +53,7 @@ static const struct option long_opts[] = {
 	{ "stack-entries", required_argument, NULL, OPT_STACK_ENTRIES },
 	{ "dwarf-buffer", required_argument, NULL, OPT_DWARF_BUFFER },
 	{ "unwind-tables", required_argument, NULL, OPT_UNWIND_TABLES },
+	{ "wakers", no_argument, NULL, OPT_WAKERS },
 	{ "no-buildid-cache", no_argument, NULL, OPT_NO_BUILDID_CACHE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -94,6 +96,8 @@ void cli_usage(FILE *out)
 "      --dwarf-buffer MIB    dwarf: ring buffer for the stack copies (default 4, a power of 2)\n"
 "      --unwind-tables MIB   dwarf: memory for CFI tables (default 32)\n"
 "  -F, --freq, --on-cpu HZ   also sample on-CPU stacks HZ times a second (cpu-clock event)\n"
+"      --wakers              also record who woke each block: the waker's stacks go to a\n"
+"                            second event, offcpu-waker (see offcpu report --wakers)\n"
 "      --btf FILE|none       BTF for kernels without /sys/kernel/btf/vmlinux; none: the BTF-free variant\n"
 "      --variant ATTACH,STORE  force a program variant: tp_btf,task | tp_btf,hash | raw_tp,hash | tp,hash\n"
 "      --stack-cache on|off|verify  reuse a thread's last user stack when it blocks again\n"
@@ -381,6 +385,9 @@ static int parse_one(struct offcpu_opts *o, int c, const char *arg)
 		return 0;
 	case OPT_STACK_CACHE:
 		return parse_stack_cache(o, arg);
+	case OPT_WAKERS:
+		o->wakers = true;
+		return 0;
 	case OPT_NO_BUILDID_CACHE:
 		o->no_buildid_cache = true;
 		return 0;

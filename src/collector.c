@@ -24,6 +24,7 @@
 #include "sample_writer.h"
 #include "stacks.h"
 #include "task_events.h"
+#include "wakers.h"
 
 /*
  * A record may only be written once nothing older can still arrive: the
@@ -42,6 +43,7 @@ struct collector {
 	uint64_t last_drain;
 	uint64_t end;		/* the end of the recording (CLOCK_MONOTONIC ns) */
 	struct stacks *stacks;
+	struct wakers *wakers;	/* --wakers, else NULL */
 	struct mapped_files *files;	/* for their build ids */
 	void *scratch;		/* one sample */
 	struct collector_stats st;
@@ -96,17 +98,23 @@ static int flush(struct collector *c, uint64_t cutoff)
 
 /* ---- samples from BPF records ---- */
 
+/* W: who woke the block (--wakers), else NULL. */
 static int add_sample(struct collector *c, uint32_t pid, uint32_t tid, uint32_t cpu,
-		      uint64_t time, uint64_t period, int32_t kstack, int32_t ustack)
+		      uint64_t time, uint64_t period, int32_t kstack, int32_t ustack,
+		      const struct offcpu_waker *w)
 {
-	const struct offcpu_sample s = {
+	struct offcpu_sample s = {
 		.pid = pid, .tid = tid, .cpu = cpu, .time = time, .period = period,
 		.kernel = stacks_get(c->stacks, kstack, true),
 		.user = stacks_get(c->stacks, ustack, false),
 	};
 
-	int err = queue(c, sample_write(c->scratch, &s), time);
+	int err;
 
+	if (w && c->wakers)
+		err = wakers_add(c->wakers, &s, w, c->scratch, queue, c);
+	else
+		err = queue(c, sample_write(c->scratch, &s), time);
 	stacks_done(c->stacks, ustack);
 	return err;
 }
@@ -138,6 +146,7 @@ static int on_event(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
 	const struct offcpu_event *e = data;
+	const struct offcpu_wevent *we = data;
 
 	/* A user stack copy (dwarf): reserved before the block that names it ends. */
 	if (size >= sizeof(uint64_t) && *(const uint64_t *)data == OFFCPU_UCOPY_MAGIC) {
@@ -148,42 +157,57 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(*e))
 		return 0;
 	c->st.direct++;
-	return add_sample(c, e->pid, e->tid, e->cpu, e->time, e->delta, e->kstack, e->ustack);
+	return add_sample(c, e->pid, e->tid, e->cpu, e->time, e->delta, e->kstack, e->ustack,
+			  size >= sizeof(*we) ? &we->w : NULL);
 }
 
-static int add_sum(struct collector *c, const struct offcpu_key *k, const struct offcpu_val *v)
+static int add_sum(struct collector *c, const void *key, const struct offcpu_val *v)
 {
-	return add_sample(c, k->pid, k->tid, v->cpu, v->last, v->total, k->kstack, k->ustack);
+	const struct offcpu_key *k = key;
+
+	return add_sample(c, k->pid, k->tid, v->cpu, v->last, v->total, k->kstack, k->ustack, NULL);
 }
+
+static int add_wsum(struct collector *c, const void *key, const struct offcpu_val *v)
+{
+	const struct offcpu_wkey *k = key;
+
+	return add_sample(c, k->k.pid, k->k.tid, v->cpu, v->last, v->total, k->k.kstack,
+			  k->k.ustack, &k->w);
+}
+
+typedef int (*sum_fn)(struct collector *c, const void *key, const struct offcpu_val *v);
+
+/* The largest sums key: the buffers below hold either. */
+#define SUM_KEY_MAX	sizeof(struct offcpu_wkey)
 
 /* Fallback for kernels without batch operations on hash maps. */
-static int drain_one_by_one(struct collector *c)
+static int drain_one_by_one(struct collector *c, int fd, sum_fn add)
 {
-	struct offcpu_key key, next;
+	uint64_t key[SUM_KEY_MAX / 8], next[SUM_KEY_MAX / 8];
 	struct offcpu_val val;
-	int fd = c->ld->sums_fd;
 	void *prev = NULL;
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		if (!bpf_map_lookup_elem(fd, &next, &val)) {
-			bpf_map_delete_elem(fd, &next);
-			if (add_sum(c, &next, &val))
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		if (!bpf_map_lookup_elem(fd, next, &val)) {
+			bpf_map_delete_elem(fd, next);
+			if (add(c, next, &val))
 				return -1;
 		}
-		key = next;
-		prev = &key;
+		memcpy(key, next, sizeof(key));
+		prev = key;
 	}
 	return 0;
 }
 
-/* Move the in-kernel sums of short blocks into samples. */
-static int drain_sums(struct collector *c)
+/* Move the in-kernel sums of short blocks (map FD, keys of KEY_SIZE) into samples. */
+static int drain_map(struct collector *c, int fd, size_t key_size, sum_fn add)
 {
 	enum { BATCH = 512 };
-	static struct offcpu_key keys[BATCH];
+	static uint64_t keys[BATCH * SUM_KEY_MAX / 8];
 	static struct offcpu_val vals[BATCH];
 	uint32_t out_batch, *in = NULL;
-	int fd = c->ld->sums_fd;
+	const char *k = (const char *)keys;
 
 	/* The copies of the stacks these blocks name are in the ring: unwind them first. */
 	if (c->ld->dwarf && ring_buffer__consume(c->rb) < 0)
@@ -194,19 +218,28 @@ static int drain_sums(struct collector *c)
 		int err = bpf_map_lookup_and_delete_batch(fd, in, &out_batch, keys, vals, &n, NULL);
 
 		for (uint32_t i = 0; i < n && !err; i++)
-			if (add_sum(c, &keys[i], &vals[i]))
+			if (add(c, k + i * key_size, &vals[i]))
 				return -1;
 		if (err && errno == ENOENT) {
 			for (uint32_t i = 0; i < n; i++)
-				if (add_sum(c, &keys[i], &vals[i]))
+				if (add(c, k + i * key_size, &vals[i]))
 					return -1;
 			return 0;
 		}
 		/* No batch operations on this kernel, or a failure mid-way. */
 		if (err)
-			return drain_one_by_one(c);
+			return drain_one_by_one(c, fd, add);
 		in = &out_batch;
 	}
+}
+
+static int drain_sums(struct collector *c)
+{
+	if (drain_map(c, c->ld->sums_fd, sizeof(struct offcpu_key), add_sum))
+		return -1;
+	if (c->wakers && drain_map(c, c->ld->wsums_fd, sizeof(struct offcpu_wkey), add_wsum))
+		return -1;
+	return 0;
 }
 
 /* The build-id cache that files of other mount namespaces are copied into. */
@@ -235,6 +268,8 @@ struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 	c->last_drain = now_ns();
 	c->files = open_mapped_files(o);
 	if (!c->stacks || !c->scratch || !c->files)
+		goto nomem;
+	if (o->wakers && !(c->wakers = wakers_new(c->stacks, ld->max_stack)))
 		goto nomem;
 	c->te = task_events_open(o, libbpf_num_possible_cpus(), pids, nr_pids);
 	if (!c->te)
@@ -368,6 +403,10 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 	flush(c, UINT64_MAX);
 	offcpu_event_attr(&a, c->o);
 	pd_add_event(c->w, "offcpu-time", &a, &id, 1);
+	if (c->wakers) {
+		id = OFFCPU_WAKER_ID;
+		pd_add_event(c->w, "offcpu-waker", &a, &id, 1);
+	}
 	/* Its own event, so perf script names it and perf report lists it apart. */
 	if (c->st.blocked_threads)
 		pd_add_event(c->w, "offcpu-blocked", &a, &blocked_id, 1);
@@ -386,6 +425,7 @@ void collector_free(struct collector *c)
 	ring_buffer__free(c->rb);
 	task_events_free(c->te);
 	ordered_free(&c->q);
+	wakers_free(c->wakers);
 	stacks_free(c->stacks);
 	mapped_files_free(c->files);
 	free(c->scratch);

@@ -70,6 +70,7 @@ static const struct { const char *name; size_t off; int in; } map_names[] = {
 	MAP(sums, IN_BOTH), MAP(events, IN_BOTH), MAP(counters, IN_BOTH),
 	MAP(pid_filter, IN_BOTH), MAP(tid_filter, IN_BOTH), MAP(cpu_filter, IN_BOTH),
 	MAP(kthreads, IN_TP), MAP(dwarf_seq, IN_CORE), MAP(dwarf_wrap, IN_CORE), MAP(ucache, IN_CORE),
+	MAP(kthreads, IN_TP), MAP(wsums, IN_CORE),
 };
 #undef MAP
 #define PROG(name, in) { #name, offsetof(struct loader_progs, name), in }
@@ -77,6 +78,8 @@ static const struct { const char *name; size_t off; int in; } prog_names[] = {
 	PROG(on_switch_task, IN_CORE), PROG(on_switch_hash, IN_CORE),
 	PROG(on_switch_raw, IN_CORE), PROG(on_fork, IN_CORE), PROG(on_exit, IN_CORE),
 	PROG(on_switch_tp, IN_TP), PROG(on_fork_tp, IN_TP), PROG(on_free_tp, IN_TP),
+	PROG(on_waking_task, IN_CORE), PROG(on_waking_hash, IN_CORE),
+	PROG(on_waking_raw, IN_CORE),
 	PROG(scan_start_task, IN_CORE), PROG(scan_start_hash, IN_CORE),
 	PROG(scan_start_task_u, IN_CORE), PROG(scan_start_hash_u, IN_CORE),
 	PROG(scan_end_task, IN_CORE),
@@ -160,6 +163,7 @@ static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
 		.stack_cache_verify = o->stack_cache == STACK_CACHE_VERIFY,
 		.dwarf = loader_dwarf(o, p, NULL),
 		.copy_bytes = o->copy_bytes,
+		.wakers = o->wakers,
 		/* The BTF-free object reads its records at the offsets tracefs gave. */
 		.tp_prev_state_off = p->tp.switch_prev_state.offset,
 		.tp_prev_state_size = p->tp.switch_prev_state.size,
@@ -256,7 +260,9 @@ static int select_variant(struct loader *l, const struct offcpu_opts *o,
 				   p->tp_btf ? pg->on_switch_hash : pg->on_switch_raw;
 	uint32_t spill = o->stack_entries;
 	uint32_t ustacks = o->ustack && !loader_spill(o) ? o->stack_entries : 1;
-	uint32_t kstacks = o->kstack && !loader_spill(o) ? o->stack_entries : 1;
+	/* --wakers walks the waker's kernel stack even with --call-graph user. */
+	bool kstack = o->kstack || o->wakers;
+	uint32_t kstacks = kstack && !loader_spill(o) ? o->stack_entries : 1;
 	struct bpf_program *pr;
 	int err = 0;
 
@@ -279,6 +285,11 @@ static int select_variant(struct loader *l, const struct offcpu_opts *o,
 		err |= bpf_map__set_autocreate(m->task_start, p->use_task_storage);
 		err |= bpf_map__set_max_entries(m->ucache, loader_dwarf(o, p, NULL) &&
 						loader_stack_cache(o, p) ? UCACHE_ENTRIES : 1);
+		if (o->wakers)
+			err |= bpf_program__set_autoload(p->use_task_storage ? pg->on_waking_task :
+							 p->tp_btf ? pg->on_waking_hash :
+							 pg->on_waking_raw, true);
+		err |= bpf_map__set_max_entries(m->wsums, o->wakers ? SUMS_ENTRIES : 1);
 	}
 	err |= select_scans(l, o, p);
 	err |= bpf_map__set_autocreate(m->tid_start, !p->use_task_storage);
@@ -289,7 +300,7 @@ static int select_variant(struct loader *l, const struct offcpu_opts *o,
 	err |= bpf_map__set_max_entries(m->kstacks, kstacks);
 	l->stack_ids = buckets(ustacks > kstacks ? ustacks : kstacks);
 	err |= bpf_map__set_max_entries(m->ustack_spill, o->ustack && loader_spill(o) ? spill : 1);
-	err |= bpf_map__set_max_entries(m->kstack_spill, o->kstack && loader_spill(o) ? spill : 1);
+	err |= bpf_map__set_max_entries(m->kstack_spill, kstack && loader_spill(o) ? spill : 1);
 	err |= bpf_map__set_max_entries(m->sums, SUMS_ENTRIES);
 	/* dwarf: the copies share the ring with the long blocks, which must follow them. */
 	err |= bpf_map__set_max_entries(m->events, loader_dwarf(o, p, NULL) &&
@@ -346,6 +357,11 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 
 	memset(l, 0, sizeof(*l));
 	loader_set_verbosity(o->verbose);
+	if (o->wakers && p->classic_tp) {
+		fprintf(stderr, "offcpu: --wakers is not supported by the %s variant (no BTF: the "
+			"classic sched_waking record names no task to look up)\n", probe_variant(p));
+		return -1;
+	}
 	l->max_stack = o->max_stack;
 	l->dwarf = !p->classic_tp && loader_dwarf(o, p, NULL);
 	/* The BTF-free variant is its own object: libbpf would want vmlinux BTF for the other. */
@@ -371,6 +387,7 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 	}
 	l->events_fd = bpf_map__fd(l->maps.events);
 	l->sums_fd = bpf_map__fd(l->maps.sums);
+	l->wsums_fd = o->wakers ? bpf_map__fd(l->maps.wsums) : -1;
 	l->stacks_fd = bpf_map__fd(l->maps.stacks);
 	l->kstacks_fd = bpf_map__fd(l->maps.kstacks);
 	l->ustack_spill_fd = bpf_map__fd(l->maps.ustack_spill);

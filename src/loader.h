@@ -25,23 +25,25 @@ struct bpf_program;
 struct loader_maps {
 	struct bpf_map *task_start, *tid_start, *stacks, *kstacks, *ustack_spill,
 		*kstack_spill, *sums, *events, *counters, *pid_filter, *tid_filter,
-		*cpu_filter, *kthreads, *dwarf_seq, *dwarf_wrap, *ucache;
+		*cpu_filter, *kthreads, *dwarf_seq, *dwarf_wrap, *ucache, *wsums;
 };
 
 struct loader_progs {
 	struct bpf_program *on_switch_task, *on_switch_hash, *on_switch_raw, *on_fork,
 		*on_exit, *on_switch_tp, *on_fork_tp, *on_free_tp, *scan_start_task,
-		*scan_start_hash, *scan_start_task_u, *scan_start_hash_u, *scan_end_task;
+		*scan_start_hash, *scan_start_task_u, *scan_start_hash_u, *scan_end_task,
+		*on_waking_task, *on_waking_hash, *on_waking_raw;
 };
 
 struct loader {
 	struct bpf_object *obj;
 	struct loader_maps maps;
 	struct loader_progs progs;
-	struct bpf_link *links[4];
+	struct bpf_link *links[6];
 	int nr_links;
 	int events_fd, sums_fd, stacks_fd, kstacks_fd, counters_fd, pid_filter_fd;
 	int ustack_spill_fd, kstack_spill_fd;	/* stacks that collided, by frames */
+	int wsums_fd;		/* --wakers: sums keyed by the waker too, else -1 */
 	int kthreads_fd;	/* tp,hash with -u: kernel threads by tid, else -1 */
 	int tid_start_fd;	/* hash variants: per-thread start state, else -1 */
 	/* Task iterators (src/blocked.c), NULL where the kernel or options exclude them. */

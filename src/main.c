@@ -326,6 +326,14 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 		fprintf(stderr, "[ offcpu: stacks keyed by their frames: %llu user and %llu kernel ]\n",
 			(unsigned long long)n[STAT_USTACK_SPILLED],
 			(unsigned long long)n[STAT_KSTACK_SPILLED]);
+	if (o->wakers && n[STAT_WAKER_NONE])
+		fprintf(stderr, "[ offcpu: %llu blocks (of the short ones summed, each long one) "
+			"ended with no wakeup seen: their waker is [no-wakeup-seen] ]\n",
+			(unsigned long long)n[STAT_WAKER_NONE]);
+	if (o->wakers && o->verbose && n[STAT_WAKER_NO_USTACK])
+		fprintf(stderr, "[ offcpu: %llu wakers' user stacks not recorded (maps full, or the "
+			"task an interrupt found had none) ]\n",
+			(unsigned long long)n[STAT_WAKER_NO_USTACK]);
 	if (st->blocked_threads)
 		fprintf(stderr, "[ offcpu: %llu threads still blocked at the end: %.3f s (event offcpu-blocked) ]\n",
 			(unsigned long long)st->blocked_threads, st->blocked_ns / 1e9);

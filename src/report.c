@@ -22,11 +22,13 @@
 #include "pprof.h"
 #include "report.h"
 #include "symbolize.h"
+#include "wakers.h"
 
 #define MAX_FRAMES	512
 #define MAX_PIDS	1024
 #define KERNEL_SUFFIX	"_[k]"
 #define KERNEL_FILE	"[kernel.kallsyms]"
+#define WAKER_SEP	"--"	/* between a sleeper's frames and its waker's */
 
 struct report_opts {
 	const char *input, *symfs, *kallsyms, *svg, *pprof;
@@ -35,7 +37,7 @@ struct report_opts {
 	size_t nr_pids;
 	long top;
 	double min_pct;
-	bool by_count, per_thread, folded, raw_names, verbose;
+	bool by_count, per_thread, folded, raw_names, verbose, wakers;
 };
 
 /* A frame's function name (interned in struct report's names). */
@@ -57,6 +59,7 @@ struct agg {
 	uint32_t key_pid, tid;	/* with --per-thread (else 0): part of the key */
 	struct frame *frames;	/* root first: user root ... leaf, kernel root ... leaf */
 	size_t nr_frames;
+	size_t nr_sleeper;	/* --wakers: frames before WAKER_SEP (nr_frames: no waker part) */
 	char threads[80];	/* "name,name": the threads' names, per process */
 	bool more;		/* names that did not fit */
 	uint64_t total, count;
@@ -73,6 +76,13 @@ struct report {
 	size_t chain_cap;
 	uint64_t total, samples, all_total, lost;
 	uint64_t first_time, last_time;	/* of the selected samples */
+	/* --wakers: the sleeper's sample waiting for its waker's (pend_pair != 0) */
+	struct agg pend;
+	struct pd_sample pend_sample;
+	char pend_thread[64];
+	uint32_t pend_pair;
+	uint32_t skip_pair;	/* a sleeper not selected: its waker is skipped too */
+	uint64_t unpaired;	/* samples of one half of a pair without the other */
 	struct agg *blocked;	/* offcpu-blocked samples, one per thread, file order */
 	size_t nr_blocked;
 	uint64_t blocked_total;
@@ -95,6 +105,7 @@ static const struct option opts[] = {
 	{ "kallsyms", required_argument, NULL, 'k' },
 	{ "no-demangle", no_argument, NULL, 'D' },
 	{ "verbose", no_argument, NULL, 'v' },
+	{ "wakers", no_argument, NULL, 'W' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -126,6 +137,10 @@ static void usage(FILE *out)
 	      "      --no-demangle      C++ and Rust names as they are in the file\n"
 	      "  -v, --verbose          say where each file's symbols came from (its .symtab,\n"
 	      "                         a debug file, .gnu_debugdata or .dynsym)\n"
+	      "      --wakers           who woke the threads (a recording made with --wakers):\n"
+	      "                         text: each stack, then its wakers and their shares;\n"
+	      "                         folded/SVG: 'comm;sleeper root;...;leaf;--;waker leaf;\n"
+	      "                         ...;waker root;waker' (interrupts: [timer], [softirq], [irq])\n"
 	      "Text output: frames leaf first, [k] marks kernel frames.  A sample is one long\n"
 	      "block, or the sum of a thread's short blocks with one stack (see offcpu -h).\n",
 	      out);
@@ -214,6 +229,7 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 		case 'f': o->folded = true; break;
 		case 'D': o->raw_names = true; break;
 		case 'v': o->verbose = true; break;
+		case 'W': o->wakers = true; break;
 		case 'h': usage(stdout); return 1;
 		case '?':
 		case ':':
@@ -243,7 +259,7 @@ static bool same_key(const struct agg *a, const struct agg *key)
 {
 	if (a->id != key->id || a->comm != key->comm || a->nr_frames != key->nr_frames)
 		return false;
-	if (a->key_pid != key->key_pid || a->tid != key->tid)
+	if (a->key_pid != key->key_pid || a->tid != key->tid || a->nr_sleeper != key->nr_sleeper)
 		return false;
 	for (size_t i = 0; i < a->nr_frames; i++)
 		if (a->frames[i].name != key->frames[i].name ||
@@ -417,6 +433,7 @@ static int sample_key(struct report *r, const struct pd_sample *s, const char *c
 		.tid = r->o.per_thread ? s->tid : 0,
 		.frames = r->chain,
 		.nr_frames = n,
+		.nr_sleeper = n,
 	};
 	return err || !key->comm ? -1 : 0;
 }
@@ -431,6 +448,134 @@ static bool selected(const struct report *r, const struct pd_sample *s,
 	if (ok && r->o.comms)
 		ok = in_list(r->o.comms, thread) || in_list(r->o.comms, proc);
 	return ok;
+}
+
+/* ---- --wakers: a sleeper's sample, then its waker's ---- */
+
+static uint32_t raw_u32(const struct pd_sample *s)
+{
+	uint32_t v = 0;
+
+	if (s->raw && s->raw_size >= sizeof(v))
+		memcpy(&v, s->raw, sizeof(v));
+	return v;
+}
+
+/* KEY's frames, then WAKER_SEP and N frames W (NULL: just the separator). */
+static int add_joined(struct report *r, const struct agg *key, const struct frame *w, size_t n,
+		      const struct pd_sample *s, const char *thread)
+{
+	struct agg j = *key;
+	int err;
+
+	j.frames = malloc((key->nr_frames + 1 + n) * sizeof(*j.frames));
+	if (!j.frames)
+		return -1;
+	memcpy(j.frames, key->frames, key->nr_frames * sizeof(*j.frames));
+	j.frames[key->nr_frames] = (struct frame){ str_set_intern(&r->names, WAKER_SEP), NULL, false };
+	if (n)
+		memcpy(j.frames + key->nr_frames + 1, w, n * sizeof(*w));
+	j.nr_frames = key->nr_frames + 1 + n;
+	j.nr_sleeper = key->nr_frames;
+	err = !j.frames[key->nr_frames].name || add(r, &j, s, thread);
+	free(j.frames);
+	return err ? -1 : 0;
+}
+
+static void drop_pending(struct report *r)
+{
+	if (r->pend_pair)
+		r->unpaired++;
+	r->pend_pair = 0;
+	free(r->pend.frames);
+	r->pend.frames = NULL;
+}
+
+/* Holds the sleeper's KEY until the waker's sample with the same pair id. */
+static int hold_sleeper(struct report *r, const struct agg *key, const struct pd_sample *s,
+			const char *thread)
+{
+	const struct frame none = { str_set_intern(&r->names, waker_kind_frame(WAKER_UNKNOWN)),
+				    NULL, false };
+	uint32_t pair = raw_u32(s);
+
+	if (!pair)
+		return none.name ? add_joined(r, key, &none, 1, s, thread) : -1;
+	r->pend = *key;
+	r->pend.frames = malloc(key->nr_frames * sizeof(*key->frames));
+	if (!r->pend.frames)
+		return -1;
+	memcpy(r->pend.frames, key->frames, key->nr_frames * sizeof(*key->frames));
+	r->pend_sample = *s;
+	snprintf(r->pend_thread, sizeof(r->pend_thread), "%s", thread);
+	r->pend_pair = pair;
+	return 0;
+}
+
+/* --wakers: a thread still blocked at the end has no waker yet. */
+static int add_still_blocked(struct report *r, const struct agg *key, const struct pd_sample *s,
+			     const char *thread)
+{
+	const struct frame none = { str_set_intern(&r->names, "[still-blocked]"), NULL, false };
+
+	return none.name ? add_joined(r, key, &none, 1, s, thread) : -1;
+}
+
+/* The waker's frames as offwaketime folds them: kernel leaf ... root, user leaf ... root, name. */
+static int waker_frames(struct report *r, const struct pd_sample *s, const struct waker_raw *w,
+			size_t *n)
+{
+	const char *kind = waker_kind_frame(w->kind);
+	char comm[sizeof(w->comm) + 1] = "";
+	struct chain c;
+	int err = 0;
+
+	split_chain(s, &c);
+	if (c.nu + c.nk + 1 > r->chain_cap) {
+		struct frame *nv = realloc(r->chain, (c.nu + c.nk + 1) * sizeof(*nv));
+
+		if (!nv)
+			return -1;
+		r->chain = nv;
+		r->chain_cap = c.nu + c.nk + 1;
+	}
+	*n = 0;
+	for (size_t i = 0; i < c.nk && !err; i++)
+		err = add_frame(r, (*n)++, sym_kernel(r->sym, c.k[i]), KERNEL_FILE, true);
+	for (size_t i = 0; i < c.nu && !err; i++)
+		err = add_frame(r, (*n)++, sym_user(r->sym, s->pid, c.u[i]),
+				user_file(r, s->pid, c.u[i]), false);
+	memcpy(comm, w->comm, sizeof(w->comm));
+	if (!err)
+		err = add_frame(r, (*n)++, kind ? kind : comm[0] ? comm : "[unknown]", NULL, false);
+	return err;
+}
+
+static int add_waker(struct report *r, const struct pd_sample *s)
+{
+	struct waker_raw w;
+	size_t n;
+	int err;
+
+	if (!r->o.wakers)
+		return 0;
+	if (s->raw && s->raw_size >= sizeof(w.pair) && r->skip_pair && raw_u32(s) == r->skip_pair)
+		return 0;
+	if (!s->raw || s->raw_size < sizeof(w) || !r->pend_pair) {
+		r->unpaired++;
+		return 0;
+	}
+	memcpy(&w, s->raw, sizeof(w));
+	if (w.pair != r->pend_pair) {
+		drop_pending(r);
+		r->unpaired++;
+		return 0;
+	}
+	err = waker_frames(r, s, &w, &n) ||
+	      add_joined(r, &r->pend, r->chain, n, &r->pend_sample, r->pend_thread);
+	r->pend_pair = 0;
+	drop_pending(r);
+	return err;
 }
 
 /*
@@ -467,9 +612,13 @@ static int add_sample(struct report *r, const struct pd_sample *s, bool blocked)
 	const char *proc = sym_proc_comm(r->sym, s->pid, s->tid);
 	struct agg key;
 
+	drop_pending(r);
 	r->all_total += s->period;
-	if (!selected(r, s, thread, proc))
+	r->skip_pair = 0;
+	if (!selected(r, s, thread, proc)) {
+		r->skip_pair = raw_u32(s);
 		return 0;
+	}
 	if (sample_key(r, s, r->o.per_thread ? thread : proc, &key))
 		return -1;
 	r->total += s->period;
@@ -479,7 +628,14 @@ static int add_sample(struct report *r, const struct pd_sample *s, bool blocked)
 		r->last_time = s->time;
 	if (blocked && add_blocked(r, &key, s, thread))
 		return -1;
-	return add(r, &key, s, thread);
+	if (!r->o.wakers)
+		return add(r, &key, s, thread);
+	/* Text lists each stack, then its wakers; folded, SVG and pprof only the pairs. */
+	if (!r->o.folded && !r->o.svg && !r->o.pprof && add(r, &key, s, thread))
+		return -1;
+	if (blocked)
+		return add_still_blocked(r, &key, s, thread);
+	return hold_sleeper(r, &key, s, thread);
 }
 
 /* ---- reading ---- */
@@ -489,7 +645,7 @@ static bool is_offcpu(const struct pd_file *f, const struct pd_sample *s)
 	const struct pd_event *e = pd_event_by_id(f, s->id);
 
 	return e && e->attr.type == PERF_TYPE_SOFTWARE &&
-	       e->attr.config == PERF_COUNT_SW_BPF_OUTPUT;
+	       e->attr.config == PERF_COUNT_SW_BPF_OUTPUT && s->id != OFFCPU_WAKER_ID;
 }
 
 /* A sample of a thread still blocked at the end of the recording. */
@@ -586,9 +742,15 @@ static int read_records(struct report *r)
 				r->o.input, (unsigned long long)(r->file.data_offset + pos - h->size));
 			return -1;
 		}
+		if (s.id == OFFCPU_WAKER_ID && add_waker(r, &s))
+			return -1;
 		if (is_offcpu(&r->file, &s) && add_sample(r, &s, is_blocked(&r->file, &s)))
 			return -1;
 	}
+	drop_pending(r);
+	if (r->unpaired)
+		fprintf(stderr, "offcpu: report: warning: %llu samples of a sleeper and its waker without the other (not counted under any waker)\n",
+			(unsigned long long)r->unpaired);
 	if (ret < 0)
 		fprintf(stderr, "offcpu: report: %s: %s\n", r->o.input, err);
 	return ret;
@@ -830,6 +992,56 @@ static void print_owner(struct report *r, const struct agg *a)
 	printf("\n");
 }
 
+/* Entries of the sleepers alone (with --wakers the table also holds the pairs). */
+static bool is_sleeper(const struct agg *a)
+{
+	return a->nr_sleeper == a->nr_frames;
+}
+
+static size_t nr_sleepers(const struct report *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->cap; i++)
+		n += is_sleeper(&r->v[i]);
+	return n;
+}
+
+/* Whether P is a pair (sleeper, waker) of the sleeper's entry A. */
+static bool waker_of(const struct agg *p, const struct agg *a)
+{
+	if (is_sleeper(p) || p->nr_sleeper != a->nr_frames || p->comm != a->comm ||
+	    p->id != a->id || p->key_pid != a->key_pid || p->tid != a->tid)
+		return false;
+	for (size_t i = 0; i < a->nr_frames; i++)
+		if (p->frames[i].name != a->frames[i].name || p->frames[i].kernel != a->frames[i].kernel)
+			return false;
+	return true;
+}
+
+/* --wakers: under a sleeper's stack A, who woke it, largest share first. */
+static void print_wakers(struct report *r, const struct agg *a)
+{
+	char t[32];
+
+	printf("        woken by:\n");
+	for (size_t i = 0; i < r->cap; i++) {
+		const struct agg *p = &r->v[i];
+
+		if (!waker_of(p, a))
+			continue;
+		printf("        %7.2f%% %12s %8llu  ", a->total ? 100.0 * p->total / a->total : 0,
+		       fmt_time(p->total, t, sizeof(t)), (unsigned long long)p->count);
+		put_name(p->frames[p->nr_frames - 1].name);
+		printf("\n");
+		for (size_t j = p->nr_sleeper + 1; j + 1 < p->nr_frames; j++) {
+			printf("                  ");
+			put_name(p->frames[j].name);
+			printf("%s\n", p->frames[j].kernel ? " [k]" : "");
+		}
+	}
+}
+
 static void print_header(struct report *r)
 {
 	const struct pd_file *f = &r->file;
@@ -842,7 +1054,7 @@ static void print_header(struct report *r)
 	       (unsigned long long)r->samples);
 	if (r->total != r->all_total)
 		printf(" (selected from %.3f s)", r->all_total / 1e9);
-	printf(", %zu distinct stacks per %s, %llu samples lost\n", r->cap,
+	printf(", %zu distinct stacks per %s, %llu samples lost\n", nr_sleepers(r),
 	       r->o.per_thread ? "thread" : "process", (unsigned long long)r->lost);
 	printf("# sorted by %s; frames leaf first, [k]: kernel\n#\n",
 	       r->o.by_count ? "samples" : "total off-CPU time");
@@ -861,6 +1073,8 @@ static void print_text(struct report *r)
 		struct agg *a = &r->v[i];
 		double pct = r->total ? 100.0 * a->total / r->total : 0;
 
+		if (!is_sleeper(a))
+			continue;
 		if (pct < r->o.min_pct || (r->o.top && shown >= (size_t)r->o.top)) {
 			hidden++;
 			rest += a->total;
@@ -870,6 +1084,8 @@ static void print_text(struct report *r)
 		       (unsigned long long)a->count);
 		print_owner(r, a);
 		print_stack(a);
+		if (r->o.wakers)
+			print_wakers(r, a);
 		printf("\n");
 		shown++;
 	}
@@ -1055,11 +1271,22 @@ static void cleanup(struct report *r)
 		free(r->blocked[i].frames);
 	free(r->blocked);
 	free(r->chain);
+	free(r->pend.frames);
 	str_set_free(&r->names);
 	sym_free(r->sym);
 	pd_file_free(&r->file);
 	free(r->o.comms);
 	free(r);
+}
+
+/* Whether F has the offcpu-waker event of a recording made with --wakers. */
+static bool has_waker_event(const struct pd_file *f)
+{
+	for (size_t i = 0; i < f->nr_events; i++)
+		for (size_t j = 0; j < f->events[i].nr_ids; j++)
+			if (f->events[i].ids[j] == OFFCPU_WAKER_ID)
+				return true;
+	return false;
 }
 
 int report_main(int argc, char **argv)
@@ -1081,6 +1308,16 @@ int report_main(int argc, char **argv)
 	ret = 1;
 	if (pd_read_file(&r->file, r->o.input, err, sizeof(err))) {
 		fprintf(stderr, "offcpu: report: %s\n", err);
+		goto out;
+	}
+	if (r->o.wakers && !has_waker_event(&r->file)) {
+		fprintf(stderr, "offcpu: report: %s: recorded without --wakers (no offcpu-waker event)\n",
+			r->o.input);
+		goto out;
+	}
+	if (r->o.wakers && r->file.needs_swap) {
+		fprintf(stderr, "offcpu: report: %s: --wakers needs a file of this machine's byte order\n",
+			r->o.input);
 		goto out;
 	}
 	if (setup_symbols(r) || read_records(r))

@@ -33,6 +33,19 @@ static uint64_t *put_chain(uint64_t *p, uint64_t context, const struct stack *s)
 	return p + s->nr;
 }
 
+static uint64_t *put_raw(uint64_t *p, const struct offcpu_sample *s)
+{
+	uint32_t size = s->raw ? s->raw_size : 4;
+
+	if (size > SAMPLE_RAW_MAX || size % 8 != 4)
+		size = 4;	/* a caller's bug: keep the file valid */
+	memset(p, 0, 4 + size);
+	memcpy(p, &size, 4);
+	if (s->raw && size == s->raw_size)
+		memcpy((char *)p + 4, s->raw, size);
+	return p + (4 + size) / 8;
+}
+
 /* The first frame of the chain: where the thread was when it stopped. */
 static uint64_t sample_ip(const struct offcpu_sample *s)
 {
@@ -69,9 +82,9 @@ struct perf_event_header *sample_write(void *buf, const struct offcpu_sample *s)
 		p = put_chain(p, PERF_CONTEXT_USER, s->user);
 		*nr = p - (nr + 1);
 	}
-	/* RAW: u32 size 4, then 4 zero bytes (see OFFCPU_SAMPLE_TYPE). */
+	/* RAW: u32 size, then the payload, 4 zero bytes by default (see OFFCPU_SAMPLE_TYPE). */
 	if (type & PERF_SAMPLE_RAW)
-		*p++ = u32_pair(4, 0);
+		p = put_raw(p, s);
 	h->size = (uint8_t *)p - (uint8_t *)buf;
 	return h;
 }

@@ -13,8 +13,9 @@
 #include "cli.h"
 #include "stacks.h"
 
-/* Our synthetic sample id, far from the kernel's small counters. */
+/* Our synthetic sample ids, far from the kernel's small counters. */
 #define OFFCPU_ID	(1ull << 62)
+#define OFFCPU_WAKER_ID	(OFFCPU_ID + 2)	/* offcpu-waker (--wakers, src/wakers.h); + 1: offcpu-blocked */
 
 /*
  * perf before 5.19 adds PERF_SAMPLE_RAW to every bpf-output event it reads;
@@ -24,14 +25,19 @@
 			    PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
 			    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW)
 
+/* Bytes a sample's RAW payload may take (its u32 size not included). */
+#define SAMPLE_RAW_MAX	60
+
 /* Bytes a sample may take: the header, fixed fields, two full chains, RAW. */
-#define SAMPLE_MAX_SIZE(max_stack) (8 * (16 + 2 * ((size_t)(max_stack) + 1)))
+#define SAMPLE_MAX_SIZE(max_stack) (8 * (16 + 2 * ((size_t)(max_stack) + 1)) + SAMPLE_RAW_MAX)
 
 struct offcpu_sample {
 	uint64_t id;		/* the event's sample id; 0: offcpu-time's (OFFCPU_ID) */
 	uint32_t pid, tid, cpu;
 	uint64_t time, period;
 	const struct stack *kernel, *user;	/* NULL when not recorded */
+	const void *raw;	/* RAW payload, NULL: 4 zero bytes */
+	uint32_t raw_size;	/* 4 + 8 n bytes (perf pads RAW to 8 with its u32 size) */
 };
 
 void offcpu_event_attr(struct perf_event_attr *a, const struct offcpu_opts *o);

@@ -31,6 +31,7 @@ CASES=(
 	"pprof-dropped-sample|src/pprof.c|s/\n\tp->nr_samples\+\+;\n/\n\tp->nr_samples += p->nr_samples % 7 != 3;\n/|pprof"
 	"pprof-ns-as-count|src/pprof.c|s/\[VALUE_NS\] = ns, \[VALUE_COUNT\] = count/[VALUE_NS] = count, [VALUE_COUNT] = ns/|pprof"
 	"status-not-blanked|src/status.c|s/(\nvoid status_end\(struct status \*s\)\n\{\n)/\$1\tif (s)\n\t\treturn;\n/|pprof"
+	"no-waker-at-switch-in|bpf/offcpu_wakers.bpf.h|s/\tif \(!\(s->waker\.flags & OFFCPU_WAKER_SEEN\)\) \{/\tif (s->waker.flags + 1) {/|wakers"
 	"no-proc-pid-root|src/mapped_files.c|s/(\n\tif \(!m->pid[^\n]*\n\t\treturn false;\n)/\$1\treturn false;\n/|container"
 	"no-build-id-check|src/symbolize.c|s/\n\tif \(!d->want_len\)\n\t\treturn true;\n/\n\treturn true;\n/|container report"
 )

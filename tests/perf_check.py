@@ -209,8 +209,9 @@ def pct(got, want):
 def cmd_compare(a):
     out, err = perf_script(a.file, a.symfs)
     samples = list(parse(out))
+    # offcpu-waker samples (--wakers) name wakers outside the recorded processes too.
     if any(x['comm'].startswith(':') or x['comm'] == '[unknown]' for x in samples
-           if a.pid is None or x['pid'] == a.pid):
+           if x['event'] == 'offcpu-time' and (a.pid is None or x['pid'] == a.pid)):
         sys.exit('samples without a command name')
     bad = check_truth(a, *by_thread(samples, a.pid))
     kfuncs = summarize(samples, a.pid)['kernel_funcs']

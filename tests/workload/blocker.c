@@ -201,11 +201,17 @@ NOINLINE static void lock_mutex(int *m)
 	}
 }
 
-static void unlock_mutex(int *m)
+NOINLINE static void futex_wake(int *f)
+{
+	SYS(SYS_futex, f, FUTEX_WAKE_PRIVATE, 1, 0);
+}
+
+/* Not inlined, as the waiter's waker (--wakers) is this unlock's stack. */
+NOINLINE static void unlock_mutex(int *m)
 {
 	if (__sync_fetch_and_sub(m, 1) != 1) {
 		*m = 0;
-		syscall(SYS_futex, m, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		futex_wake(m);
 	}
 }
 

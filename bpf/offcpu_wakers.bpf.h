@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * --wakers: who woke each block.  At sched_waking of a thread that is
+ * blocked (its start has a time), the current task's ids, name and stacks
+ * are stored in the thread's start; at its switch-in the block is sent or
+ * summed with them (wsums instead of sums).  In interrupt context the current
+ * task is whatever ran there: user space recognises that from the kernel
+ * stack (src/wakers.c), which is why the waker's kernel stack is always
+ * walked.  Included by the CO-RE object only: the classic sched_waking
+ * record has no task to look up (tp,hash says "not supported").
+ */
+#ifndef OFFCPU_WAKERS_BPF_H
+#define OFFCPU_WAKERS_BPF_H
+
+#include "offcpu_common.bpf.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct offcpu_wkey);
+	__type(value, struct offcpu_val);
+} wsums SEC(".maps");
+
+/* The current task woke the thread whose start is S.  KTHREAD: it is a kernel thread. */
+static __always_inline void note_waker(void *ctx, struct offcpu_start *s, bool kthread)
+{
+	struct offcpu_waker *w = &s->waker;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	w->pid = pid_tgid >> 32;
+	w->tid = (__u32)pid_tgid;
+	w->flags = OFFCPU_WAKER_SEEN | (kthread ? OFFCPU_WAKER_KTHREAD : 0);
+	bpf_get_current_comm(w->comm, sizeof(w->comm));
+	w->ustack = -1;
+	if (cfg.want_ustack && !kthread && w->pid) {
+		w->ustack = stack_id(ctx, &stacks, &ustack_spill, BPF_F_USER_STACK,
+				     STAT_USTACK_SPILLED);
+		/* Also an interrupted task without user registers: not a drop of a stack. */
+		if (w->ustack < 0)
+			count(STAT_WAKER_NO_USTACK);
+	}
+	w->kstack = stack_id(ctx, &kstacks, &kstack_spill, 0, STAT_KSTACK_SPILLED);
+	if (w->kstack < 0)
+		count(DROP_KSTACK);
+}
+
+/* The waker part of a key: all zero but the stack ids when no wakeup was seen. */
+static __always_inline void waker_of(struct offcpu_start *s, struct offcpu_waker *w)
+{
+	if (!(s->waker.flags & OFFCPU_WAKER_SEEN)) {
+		count(STAT_WAKER_NONE);
+		w->ustack = w->kstack = -1;
+		return;
+	}
+	*w = s->waker;
+}
+
+static __always_inline void add_wsum(__u32 pid, __u32 tid, struct offcpu_start *s,
+				     __u64 now, __u64 delta)
+{
+	struct offcpu_wkey key = {
+		.k = { .pid = pid, .tid = tid, .ustack = s->ustack,
+		       .kstack = s->kstack, .state = s->state },
+	};
+	struct offcpu_val *v, init = {};
+
+	waker_of(s, &key.w);
+	v = bpf_map_lookup_elem(&wsums, &key);
+	if (!v) {
+		init.total = delta;
+		init.count = 1;
+		init.last = now;
+		init.cpu = bpf_get_smp_processor_id();
+		if (!bpf_map_update_elem(&wsums, &key, &init, BPF_NOEXIST))
+			return;
+		v = bpf_map_lookup_elem(&wsums, &key);
+		if (!v) {
+			count(DROP_SUMS);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->total, delta);
+	__sync_fetch_and_add(&v->count, 1);
+	v->last = now;
+	v->cpu = bpf_get_smp_processor_id();
+}
+
+static __always_inline void send_wevent(__u32 pid, __u32 tid, struct offcpu_start *s,
+					__u64 now, __u64 delta)
+{
+	struct offcpu_wevent *e;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(DROP_RINGBUF);
+		add_wsum(pid, tid, s, now, delta);
+		return;
+	}
+	e->e.time = now;
+	e->e.delta = delta;
+	e->e.pid = pid;
+	e->e.tid = tid;
+	e->e.cpu = bpf_get_smp_processor_id();
+	e->e.state = s->state;
+	e->e.ustack = s->ustack;
+	e->e.kstack = s->kstack;
+	__builtin_memset(&e->w, 0, sizeof(e->w));
+	waker_of(s, &e->w);
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* end_block with the waker: the block is counted once, under its waker. */
+static __always_inline void end_block_waker(__u32 pid, __u32 tid, struct offcpu_start *s,
+					    __u64 *now)
+{
+	__u64 delta;
+
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+	delta = *now - s->ts;
+	s->ts = 0;
+	if (delta < cfg.min_ns || delta > cfg.max_ns)
+		return;
+	if (delta >= cfg.thresh_ns)
+		send_wevent(pid, tid, s, *now, delta);
+	else
+		add_wsum(pid, tid, s, *now, delta);
+}
+
+#endif

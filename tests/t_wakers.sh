@@ -1,0 +1,82 @@
+#!/bin/bash
+# --wakers on the host kernel: the blocker's pipe reader must be woken by the
+# pipe writer's write path, the mutex waiter by the holder's unlock, the
+# sleeper by a timer (tests/wakers_check.py: >= 90 % of each function's
+# time), in every variant that supports it; tp,hash refuses in one line; the
+# sleepers' times are those of a recording without --wakers (perf_check.py),
+# and stock perf reads both events.
+source "$(dirname "$0")/lib.sh"
+BLOCKER=${BLOCKER:-$ROOT/build/x86_64/blocker}
+T=wakers
+
+if [ "$(id -u)" != 0 ]; then
+	skip "$T" "needs root to load BPF programs"
+	exit 0
+fi
+if ! use_host_btf; then
+	skip "$T" "$BTF_WHY"
+	exit 0
+fi
+for f in "$OFFCPU" "$BLOCKER"; do
+	[ -x "$f" ] || { fail "$T" "$f not built"; exit 0; }
+done
+
+# record NAME ARGS...: the blocker for 2 s under --wakers, then the folded pairs.
+record() {
+	local name=$1; shift
+	if ! "$OFFCPU" --wakers "$@" -o "$WORK/$name.data" -- "$BLOCKER" -t 2 \
+		>"$WORK/$name.out" 2>"$WORK/$name.err"; then
+		fail "$T-$name-runs" "exit $?: $(tail -n 1 "$WORK/$name.err")"
+		return 1
+	fi
+	"$OFFCPU" report --wakers --folded -T -i "$WORK/$name.data" >"$WORK/$name.folded" \
+		2>"$WORK/$name.rep.err" || { fail "$T-$name-report" "$(tail -n 1 "$WORK/$name.rep.err")"; return 1; }
+	check "$T-$name-who-woke" python3 "$ROOT/tests/wakers_check.py" "$WORK/$name.folded"
+	explain "$WORK/$name.err"
+}
+
+# Default map sizes: with --wakers every place an interrupt can find the
+# CPU is a waker kernel stack of its own, and 64 entries do not hold a busy
+# machine's (those wakers are then named [waker-kernel-stack-not-recorded]).
+record default
+# The sleepers' own times are unchanged by --wakers (both events in the file).
+check "$T-default-truth" python3 "$ROOT/tests/perf_check.py" compare "$WORK/default.data" \
+	"$WORK/default.out" --kernel-func do_nanosleep --kernel-func vfs_read
+check "$T-perf-report-clean" python3 "$ROOT/tests/perf_check.py" report "$WORK/default.data"
+if perf report -i "$WORK/default.data" --stdio --sort comm 2>/dev/null | grep -q "of event 'offcpu-waker'" &&
+   perf script -i "$WORK/default.data" -F event,comm,ip,sym 2>/dev/null | grep -A3 'offcpu-waker' | grep -q hrtimer_wakeup; then
+	pass "$T-perf-shows-offcpu-waker"
+else
+	fail "$T-perf-shows-offcpu-waker" "no offcpu-waker event or no hrtimer_wakeup frame in perf script"
+fi
+# Text: each stack, then its wakers; the pipe reader's names the writer.
+"$OFFCPU" report --wakers -i "$WORK/default.data" -c bl-piperd -n 1 >"$WORK/text.out" 2>&1 &&
+	grep -A40 'woken by:' "$WORK/text.out" | grep -q 'bl-pipewr' &&
+	pass "$T-report-text" || fail "$T-report-text" "$(head -c 300 "$WORK/text.out")"
+# Without --wakers the report counts each block once (the waker samples are skipped).
+"$OFFCPU" report -i "$WORK/default.data" -n 0 >"$WORK/plain.out" 2>&1
+"$OFFCPU" report -i "$WORK/default.data" -n 0 --wakers >"$WORK/wk.out" 2>&1
+a=$(sed -n 2p "$WORK/plain.out" | cut -d' ' -f2); b=$(sed -n 2p "$WORK/wk.out" | cut -d' ' -f2)
+[ -n "$a" ] && [ "$a" = "$b" ] && pass "$T-report-same-total" ||
+	fail "$T-report-same-total" "without --wakers $a s, with $b s"
+
+# A recording made without --wakers: one line, and no report.
+"$OFFCPU" -o "$WORK/plain.data" -- sleep 0.1 >/dev/null 2>&1
+if "$OFFCPU" report --wakers -i "$WORK/plain.data" >"$WORK/nowk.out" 2>&1; then
+	fail "$T-report-refuses-plain" "report --wakers accepted a file without offcpu-waker"
+elif [ "$(wc -l <"$WORK/nowk.out")" = 1 ] && grep -q 'recorded without --wakers' "$WORK/nowk.out"; then
+	pass "$T-report-refuses-plain"
+else
+	fail "$T-report-refuses-plain" "$(head -c 300 "$WORK/nowk.out")"
+fi
+
+for v in tp_btf,hash raw_tp,hash; do
+	record "${v%%,*}" --variant "$v"
+done
+if "$OFFCPU" --wakers --variant tp,hash -d 1 -o "$WORK/tp.data" >"$WORK/tp.out" 2>&1; then
+	fail "$T-tp-refused" "tp,hash accepted --wakers"
+elif [ "$(wc -l <"$WORK/tp.out")" = 1 ] && grep -q 'not supported' "$WORK/tp.out"; then
+	pass "$T-tp-refused"
+else
+	fail "$T-tp-refused" "$(head -c 300 "$WORK/tp.out")"
+fi

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Who woke the blocker's threads (offcpu --wakers), from
+`offcpu report --wakers --folded -T`: 'thread-pid/tid;sleeper root;...;leaf;--;
+waker leaf;...;waker root;waker name MICROSECONDS'.
+
+For each (thread, blocking function of its own, expected waker), at least
+MIN_SHARE of that function's off-CPU time must be attributed to a waker named
+so whose frames hold the expected function (with --no-user, for kernels that
+walk no user stacks, the name alone).  Exit 1 with the shares otherwise."""
+import sys
+
+MIN_SHARE = 0.90
+# thread, its blocking function, the kernel function it blocks in (a part of
+# its name, for --no-user), waker name, a frame the waker's stack must hold
+EXPECT = [
+    ("bl-piperd", "blocker_pipe_read", "pipe_read", "bl-pipewr", "blocker_pipe_write"),
+    ("bl-mutexw", "blocker_mutex_wait", "futex_wait", "bl-mutexh", "unlock_mutex"),
+    ("bl-sleep", "blocker_nanosleep", "nanosleep", "[timer]", None),
+]
+
+
+def blocked_in(sleeper, fn, kfn, no_user):
+    if no_user:
+        return any(kfn in f for f in sleeper if f.endswith("_[k]"))
+    return fn in sleeper
+
+
+def parse(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            stack, _, val = line.rstrip("\n").rpartition(" ")
+            frames = stack.split(";")
+            if "--" not in frames:
+                sys.exit(f"wakers_check: no '--' separator in: {line[:200]}")
+            i = frames.index("--")
+            rows.append((frames[0].rsplit("-", 1)[0], frames[1:i], frames[i + 1:], int(val)))
+    return rows
+
+
+def main():
+    args = [x for x in sys.argv[1:] if x != "--no-user"]
+    no_user = len(args) < len(sys.argv) - 1
+    if len(args) != 1:
+        sys.exit("usage: wakers_check.py FOLDED [--no-user]")
+    rows = parse(args[0])
+    bad = []
+    for thread, fn, kfn, waker, frame in EXPECT:
+        total = good = 0
+        who = {}
+        for t, sleeper, w, us in rows:
+            if t != thread or not blocked_in(sleeper, fn, kfn, no_user):
+                continue
+            total += us
+            who[w[-1]] = who.get(w[-1], 0) + us
+            if w[-1] == waker and (frame is None or no_user or frame in w[:-1]):
+                good += us
+        share = good / total if total else 0
+        line = f"{thread} {fn}: {share:.1%} of {total} us by {waker}" + \
+            (f" through {frame}" if frame else "") + f" (wakers: {who})"
+        print(line)
+        if share < MIN_SHARE:
+            bad.append(line)
+    if bad:
+        print("wakers_check: below %d %%: %s" % (MIN_SHARE * 100, "; ".join(bad)))
+        sys.exit(1)
+
+
+main()
