@@ -34,7 +34,7 @@
  * read is made from a frame of our own, as blocker.c does.
  */
 #if defined(__s390x__)
-NOINLINE static long read_byte(int fd, char *c)
+NOINLINE static long sys_read(int fd, char *c)
 {
 	register long r1 __asm__("r1") = SYS_read;
 	register long r2 __asm__("r2") = fd;
@@ -43,6 +43,18 @@ NOINLINE static long read_byte(int fd, char *c)
 
 	__asm__ __volatile__("svc 0" : "+d"(r2) : "d"(r1), "d"(r3), "d"(r4) : "memory", "cc");
 	return r2;
+}
+
+/*
+ * A leaf keeps its return address in r14, not in a frame: the back chain
+ * loses its caller.  That caller is this frame, not stuck_*_read.
+ */
+NOINLINE static long read_byte(int fd, char *c)
+{
+	long r = sys_read(fd, c);
+
+	__asm__ __volatile__("" ::: "memory");
+	return r;
 }
 #else
 NOINLINE static long read_byte(int fd, char *c)
