@@ -14,9 +14,8 @@ QEMU_CONSOLE  := ttyAMA0
 KERNEL_FLAVOUR := arm64
 WORKLOAD_CFLAGS := -fno-optimize-sibling-calls -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 KERNEL_SUITES := bullseye bookworm trixie sid
-# --call-graph fp by default: the frame record of GCC's arm64 code sits at
-# the bottom of its frame, so a frame-pointer step over code without CFI
-# (musl's, in the matrix's static workload) does not give the caller's sp
-# and the CFI steps after it fail (QEMU arm64-6.12: every blocker function
-# lost).  --call-graph dwarf works where every file has CFI (glibc).
-DWARF_DEFAULT := 0
+# --call-graph dwarf by default (where the kernel can): over code without
+# CFI (musl's own, in static binaries) a frame-record step; GCC puts arm64
+# frame records at the bottom of the frame, so the caller's sp then comes
+# from its own row (CFA = x29 - its offset), as tested in the QEMU cells.
+DWARF_DEFAULT := 1

@@ -239,9 +239,11 @@ static __always_inline bool ucache_hit(const struct offcpu_ucache *e, __u32 pid,
  * of the user stack go to user space, which unwinds them with the CFI of
  * the mapped files (src/unwind.c); the block carries a fresh id for that
  * stack, or the cached one (ucache) when the stack is provably the same.
- * Returns the id, or -1 (counted) when no copy could be sent.
+ * Returns the id; when the ring buffer is full, the frame-pointer stack's
+ * (counted), or -1.
  */
-static __always_inline __s32 dwarf_stack_id(struct task_struct *t, __u32 pid, __u32 tid)
+static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
+					    struct task_struct *t, __u32 pid, __u32 tid)
 {
 	struct offcpu_dwarf_seq *q;
 	struct offcpu_ucache *e;
@@ -272,8 +274,9 @@ static __always_inline __s32 dwarf_stack_id(struct task_struct *t, __u32 pid, __
 	}
 	c = bpf_ringbuf_reserve(&events, sizeof(*c) + cfg.copy_bytes, 0);
 	if (!c) {
+		/* User space is behind: the frame-pointer stack rather than none. */
 		count(DROP_UCOPY);
-		return -1;
+		return user_stack_id(ctx, s, 0);
 	}
 	if (q->seq >= OFFCPU_DWARF_SEQ_MASK - OFFCPU_DWARF_WRAP_MARGIN)
 		*wrap = 1;
@@ -341,7 +344,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	if (tp_btf && cfg.dwarf && cfg.want_ustack) {
 		/* As in start_block: the block starts before the copy. */
 		*now = bpf_ktime_get_ns();
-		s->ustack = dwarf_stack_id(prev, pid, tid);
+		s->ustack = dwarf_stack_id(ctx, s, prev, pid, tid);
 		start_block_rest(ctx, s, pid, state, *now);
 	} else {
 		start_block(ctx, s, pid, state, tp_btf && cfg.stack_cache ? user_key(prev) : 0, now);

@@ -231,7 +231,7 @@ enum offcpu_drop {
 	DROP_FILTER,		/* pid filter map full (fork tracking) */
 	DROP_KTHREADS,		/* tp,hash: kthreads map full, a kernel thread not recognised */
 	DROP_UNSEEN,		/* a block whose switch-in no sched_switch event showed */
-	DROP_UCOPY,		/* dwarf: ring buffer full, a user stack copy not sent */
+	DROP_UCOPY,		/* dwarf: ring buffer full, the user stack walked by frame pointer */
 	DROP_MAX,
 };
 

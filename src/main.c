@@ -303,7 +303,7 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 		[DROP_FILTER] = "forked processes not followed (pid filter full)",
 		[DROP_KTHREADS] = "kernel threads not recognised, their blocks recorded (kthreads map full)",
 		[DROP_UNSEEN] = "blocks lost: their thread was switched in without a sched_switch event",
-		[DROP_UCOPY] = "user stacks not recorded (ring buffer full of stack copies: raise --dwarf-buffer)",
+		[DROP_UCOPY] = "user stacks walked by frame pointer, not copied (ring buffer full: raise --dwarf-buffer)",
 	};
 	const uint64_t *n = st->counters;
 	uint64_t lost = collector_lost(st);

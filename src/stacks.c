@@ -238,7 +238,9 @@ int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
 
 	if (!s->unwinder || size < sizeof(*c) || c->len > size - sizeof(*c))
 		return 0;
-	n = unwinder_unwind(s->unwinder, c, s->buf, s->ld->max_stack, &end, &reads);
+	/* Shorter than asked: the copy reached the end of the stack mapping. */
+	n = unwinder_unwind(s->unwinder, c, c->len < size - sizeof(*c), s->buf, s->ld->max_stack,
+			    &end, &reads);
 	st = intern(s, s->buf, n);
 	if (!st || u32_map_put(&s->unwound, c->id, (void *)st))
 		return -1;

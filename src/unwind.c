@@ -39,8 +39,11 @@ struct copy_view {
 	const uint8_t *bytes;
 	uint32_t len;
 	bool beyond;	/* a read fell outside the copy */
+	bool ends_stack;	/* the copy was shortened: its end is the stack mapping's */
+	bool past_end;		/* a read fell beyond that end: no frame lies there */
 	uint32_t nraw;
 	int fp_src;	/* the read the frame pointer came from, -1: the registers */
+	bool sp_from_fp;	/* arm64 after a frame-record step: sp from the next row */
 	bool fp_used, lr_used;	/* the registers' fp, lr */
 	uint64_t addr[RAW_READS], val[RAW_READS];
 	bool need[RAW_READS];
@@ -52,6 +55,7 @@ static int read_copy(void *ctx, uint64_t addr, uint64_t *val)
 
 	if (addr < v->sp || addr - v->sp > v->len || v->len - (addr - v->sp) < 8) {
 		v->beyond = true;
+		v->past_end |= v->ends_stack && addr >= v->sp && addr - v->sp >= v->len;
 		return -1;
 	}
 	memcpy(val, v->bytes + (addr - v->sp), 8);
@@ -126,8 +130,44 @@ static enum cfi_step_result fp_step(unsigned int machine, struct cfi_frame *f,
 	v->fp_src = v->nraw - 1;
 	if (!ra)
 		return CFI_STEP_END;
+	/*
+	 * x86_64: the caller's sp is exactly above the record.  arm64: GCC puts
+	 * the record at the bottom of the frame, so the caller's sp is found from
+	 * its own row and frame pointer (sp_from_fp, in unwind_frames).
+	 */
 	*f = (struct cfi_frame){ .pc = ra, .sp = f->fp + 16, .fp = up };
+	v->sp_from_fp = machine == EM_AARCH64;
 	return CFI_STEP_OK;
+}
+
+/*
+ * s390x's back chain ([sp] the caller's sp; the return address saved at
+ * offset 112 of the caller's register save area), where the code keeps it
+ * (-mbackchain), for a pc no FDE covers.  As the kernel walks it.
+ */
+static enum cfi_step_result chain_step(struct cfi_frame *f, struct copy_view *v)
+{
+	uint64_t up, ra;
+
+	if (read_copy(v, f->sp, &up))
+		return CFI_STEP_UNREADABLE;
+	if (!up)
+		return CFI_STEP_END;
+	if (up <= f->sp || (up & 7))
+		return CFI_STEP_GAP;
+	if (read_copy(v, up + 112, &ra))
+		return CFI_STEP_UNREADABLE;
+	if (!ra)
+		return CFI_STEP_END;
+	*f = (struct cfi_frame){ .pc = ra, .sp = up, .fp = f->fp };
+	return CFI_STEP_OK;
+}
+
+/* One step without CFI: frame record, or back chain. */
+static enum cfi_step_result fallback_step(unsigned int machine, struct cfi_frame *f,
+					  struct copy_view *v)
+{
+	return machine == EM_S390 ? chain_step(f, v) : fp_step(machine, f, v);
 }
 
 static enum unwind_end end_of(enum cfi_step_result r, const struct copy_view *v, bool by_fp)
@@ -136,6 +176,9 @@ static enum unwind_end end_of(enum cfi_step_result r, const struct copy_view *v,
 	case CFI_STEP_END:
 		return by_fp ? UNWIND_FP : UNWIND_CFI;
 	case CFI_STEP_UNREADABLE:
+		/* Beyond the end of the thread's stack mapping: the last frame was the outermost. */
+		if (v->past_end)
+			return by_fp ? UNWIND_FP : UNWIND_CFI;
 		return v->beyond ? UNWIND_SHORT_COPY : UNWIND_UNREADABLE;
 	default:
 		return UNWIND_NO_CFI;
@@ -159,6 +202,17 @@ static uint32_t unwind_frames(struct copy_view *v, struct cfi_frame f, unwind_ro
 		if (file_machine) {
 			machine = file_machine;
 			f.pc = vaddr;
+			/*
+			 * After a frame-record step (arm64) the frame pointer points
+			 * at its own save slot (CFA + fp_off): the CFA, hence sp,
+			 * follows from it.  Without that rule the step is a guess.
+			 */
+			if (v->sp_from_fp && row && row->kind == CFI_NORMAL &&
+			    row->cfa_base == CFI_BASE_SP && row->fp_rule == CFI_AT_CFA) {
+				need_fp(v);
+				f.sp = f.fp - (int64_t)row->fp_off - (int64_t)row->cfa_off;
+			}
+			v->sp_from_fp = false;
 			if (row && row->kind == CFI_NORMAL && row->cfa_base == CFI_BASE_FP)
 				need_fp(v);
 			if (row && row->kind == CFI_NORMAL && row->ra_rule == CFI_SAME && n == 1)
@@ -169,7 +223,7 @@ static uint32_t unwind_frames(struct copy_view *v, struct cfi_frame f, unwind_ro
 		}
 		if ((r == CFI_STEP_GAP || r == CFI_STEP_UNSUPPORTED) && machine) {
 			f.pc = pc;
-			r = fp_step(machine, &f, v);
+			r = fallback_step(machine, &f, v);
 			by_fp |= r == CFI_STEP_OK;
 		}
 		if (r != CFI_STEP_OK) {
@@ -189,9 +243,9 @@ static uint32_t unwind_frames(struct copy_view *v, struct cfi_frame f, unwind_ro
 	}
 }
 
-uint32_t unwind_stack(const struct offcpu_ucopy *c, uint32_t len, unwind_row_fn rows,
-		      void *ctx, uint64_t *ip, uint32_t max, enum unwind_end *end,
-		      struct unwind_reads *reads)
+uint32_t unwind_stack(const struct offcpu_ucopy *c, uint32_t len, bool ends_stack,
+		      unwind_row_fn rows, void *ctx, uint64_t *ip, uint32_t max,
+		      enum unwind_end *end, struct unwind_reads *reads)
 {
 	struct copy_view *v = calloc(1, sizeof(*v));
 	struct cfi_frame f = { .pc = c->pc, .sp = c->sp, .fp = c->fp, .lr = c->lr };
@@ -204,7 +258,8 @@ uint32_t unwind_stack(const struct offcpu_ucopy *c, uint32_t len, unwind_row_fn 
 		free(v);
 		return 0;
 	}
-	*v = (struct copy_view){ .sp = c->sp, .bytes = c->bytes, .len = len, .fp_src = -1 };
+	*v = (struct copy_view){ .sp = c->sp, .bytes = c->bytes, .len = len, .fp_src = -1,
+				 .ends_stack = ends_stack };
 	ip[n++] = c->pc;
 	if (!len)
 		*end = UNWIND_UNREADABLE;
@@ -429,8 +484,9 @@ static struct uw_proc *proc_of(struct unwinder *u, uint32_t pid, bool *fresh)
 	return p;
 }
 
-uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, uint64_t *ip,
-			 uint32_t max, enum unwind_end *end, struct unwind_reads *reads)
+uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool ends_stack,
+			 uint64_t *ip, uint32_t max, enum unwind_end *end,
+			 struct unwind_reads *reads)
 {
 	struct proc_lookup l = { .u = u, .pid = c->pid };
 	uint32_t n;
@@ -444,7 +500,7 @@ uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, uint6
 		ip[0] = c->pc;
 		return max ? 1 : 0;
 	}
-	n = unwind_stack(c, c->len, proc_row, &l, ip, max, end, reads);
+	n = unwind_stack(c, c->len, ends_stack, proc_row, &l, ip, max, end, reads);
 	u->counts.end[*end]++;
 	return n;
 }

@@ -58,10 +58,12 @@ struct unwind_reads {
  * Unwinds copy C (LEN bytes of stack from C->sp) into IP (at most MAX
  * frames, innermost first: C->pc, then return addresses).  Returns the
  * frames and sets *END; READS (may be NULL) gets the words read.
+ * ENDS_STACK: the copy was shortened where the stack mapping ends, so a
+ * frame that would lie beyond it does not exist (the stack is complete).
  */
-uint32_t unwind_stack(const struct offcpu_ucopy *c, uint32_t len, unwind_row_fn rows,
-		      void *ctx, uint64_t *ip, uint32_t max, enum unwind_end *end,
-		      struct unwind_reads *reads);
+uint32_t unwind_stack(const struct offcpu_ucopy *c, uint32_t len, bool ends_stack,
+		      unwind_row_fn rows, void *ctx, uint64_t *ip, uint32_t max,
+		      enum unwind_end *end, struct unwind_reads *reads);
 
 /* Whether an unwind that ended so is a function of its registers and reads alone. */
 bool unwind_cacheable(enum unwind_end end, const struct unwind_reads *reads);
@@ -72,8 +74,9 @@ struct unwinder;
 struct unwinder *unwinder_new(size_t table_budget);
 
 /* unwind_stack for a copy of a live (or remembered) process; counts the end. */
-uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, uint64_t *ip,
-			 uint32_t max, enum unwind_end *end, struct unwind_reads *reads);
+uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool ends_stack,
+			 uint64_t *ip, uint32_t max, enum unwind_end *end,
+			 struct unwind_reads *reads);
 
 struct unwind_counts {
 	uint64_t end[UNWIND_NR];

@@ -136,9 +136,12 @@ fi
 
 # make demo's view: a system-wide recording; a bash blocked in the read
 # builtin must show bash's own functions under libc's read.
-"$OFFCPU" -a -d 3 -o "$WORK/sys.data" 2>"$WORK/sys.err" &
+# bash starts once offcpu says it records (a loaded machine takes longer
+# than any fixed delay to get there).
+"$OFFCPU" -v -a -d 3 -o "$WORK/sys.data" 2>"$WORK/sys.err" &
 opid=$!
-sleep 0.7
+for _ in $(seq 1 200); do grep -qs '^offcpu: recording' "$WORK/sys.err" && break; sleep 0.05; done
 bash -c 'read -t 1 x < <(sleep 2)' || true	# read's timeout: status 142
 wait "$opid" || fail cfi-record-bash-runs "exit $?: $(tail -n 1 "$WORK/sys.err")"
 check cfi-record-bash-past-libc $CHECK has "$WORK/sys.data" --comm bash --func read_builtin
+grep 'unwound\|copies\|not recorded' "$WORK/sys.err" | sed 's/^/    /'

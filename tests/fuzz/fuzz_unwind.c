@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(&c->pc, data + 1 + r.n * sizeof(struct cfi_row), 4 * sizeof(uint64_t));
 	c->len = size - need;
 	memcpy(c->bytes, data + need, c->len);
-	n = unwind_stack(c, c->len, rows, &r, ip, 127, &end, &reads);
+	n = unwind_stack(c, c->len, data[0] & 0x80, rows, &r, ip, 127, &end, &reads);
 	if (n > 127 || end >= UNWIND_NR || reads.n > UNWIND_READS_MAX)
 		__builtin_trap();
 	for (uint32_t i = 0; i < reads.n; i++)

@@ -88,7 +88,7 @@ static void test_complete(void)
 	struct unwind_reads r;
 	enum unwind_end end;
 	uint64_t ip[8];
-	uint32_t n = unwind_stack(c, c->len, rows, NULL, ip, 8, &end, &r);
+	uint32_t n = unwind_stack(c, c->len, false, rows, NULL, ip, 8, &end, &r);
 
 	CHECK("unwind-complete", n == 3 && ip[0] == 0x1050 && ip[1] == 0x2010 && ip[2] == 0x3010 &&
 	      end == UNWIND_CFI, "n %u end %d ip %llx %llx %llx", n, end,
@@ -97,13 +97,17 @@ static void test_complete(void)
 	CHECK("unwind-reads-key", r.n == 2 && r.addr[0] == SP0 + 0x08 && r.val[0] == 0x2010 &&
 	      r.addr[1] == SP0 + 0x28 && r.val[1] == 0x3010 && !r.fp_used && !r.overflow &&
 	      unwind_cacheable(end, &r), "n %u fp_used %d", r.n, r.fp_used);
-	CHECK("unwind-depth", unwind_stack(c, c->len, rows, NULL, ip, 2, &end, &r) == 2 &&
+	CHECK("unwind-depth", unwind_stack(c, c->len, false, rows, NULL, ip, 2, &end, &r) == 2 &&
 	      end == UNWIND_DEPTH, "end %d", end);
 	/* RA of mid lies beyond a 0x20-byte copy. */
-	n = unwind_stack(c, 0x20, rows, NULL, ip, 8, &end, &r);
+	n = unwind_stack(c, 0x20, false, rows, NULL, ip, 8, &end, &r);
 	CHECK("unwind-short-copy", n == 2 && end == UNWIND_SHORT_COPY &&
 	      !unwind_cacheable(end, &r), "n %u end %d", n, end);
-	n = unwind_stack(c, 0, rows, NULL, ip, 8, &end, &r);
+	/* The same copy shortened at the end of the stack mapping: nothing lies beyond. */
+	n = unwind_stack(c, 0x20, true, rows, NULL, ip, 8, &end, &r);
+	CHECK("unwind-stack-end", n == 2 && end == UNWIND_CFI && unwind_cacheable(end, &r),
+	      "n %u end %d", n, end);
+	n = unwind_stack(c, 0, false, rows, NULL, ip, 8, &end, &r);
 	CHECK("unwind-unreadable", n == 1 && end == UNWIND_UNREADABLE, "n %u end %d", n, end);
 	free(c);
 }
@@ -117,7 +121,7 @@ static void test_fp_based_cfa(void)
 	struct unwind_reads r;
 	enum unwind_end end;
 	uint64_t ip[8];
-	uint32_t n = unwind_stack(c, c->len, rows, NULL, ip, 8, &end, &r);
+	uint32_t n = unwind_stack(c, c->len, false, rows, NULL, ip, 8, &end, &r);
 
 	CHECK("unwind-fp-cfa", n == 4 && ip[2] == 0x5010 && ip[3] == 0x3010 && end == UNWIND_CFI,
 	      "n %u end %d", n, end);
@@ -136,7 +140,7 @@ static void test_fp_fallback(void)
 	struct unwind_reads r;
 	enum unwind_end end;
 	uint64_t ip[8];
-	uint32_t n = unwind_stack(c, c->len, rows, NULL, ip, 8, &end, &r);
+	uint32_t n = unwind_stack(c, c->len, false, rows, NULL, ip, 8, &end, &r);
 
 	CHECK("unwind-fp-fallback", n == 4 && ip[2] == 0x4010 && ip[3] == 0x3010 &&
 	      end == UNWIND_FP, "n %u end %d", n, end);
@@ -152,13 +156,13 @@ static void test_cut(void)
 	struct unwind_reads r;
 	enum unwind_end end;
 	uint64_t ip[8];
-	uint32_t n = unwind_stack(c, c->len, rows, NULL, ip, 8, &end, &r);
+	uint32_t n = unwind_stack(c, c->len, false, rows, NULL, ip, 8, &end, &r);
 
 	CHECK("unwind-no-cfi", n == 2 && ip[1] == 0x9010 && end == UNWIND_NO_CFI, "n %u end %d",
 	      n, end);
 	free(c);
 	c = copy_of(0x1050, 0x10, 256, o, bad, 2);
-	n = unwind_stack(c, c->len, rows, NULL, ip, 8, &end, &r);
+	n = unwind_stack(c, c->len, false, rows, NULL, ip, 8, &end, &r);
 	CHECK("unwind-sp-backwards", n == 2 && end == UNWIND_BAD && !unwind_cacheable(end, &r),
 	      "n %u end %d", n, end);
 	free(c);
