@@ -259,25 +259,21 @@ static __always_inline void start_block(void *ctx, struct offcpu_start *s, __u32
 	start_block_rest(ctx, s, pid, state, *now);
 }
 
-static __always_inline void add_sum(__u32 pid, __u32 tid, struct offcpu_start *s,
-				    __u64 now, __u64 delta)
+/* Adds one block of DELTA ns ending at NOW to KEY's sum in the sums map MAP. */
+static __always_inline void sum_into(void *map, const void *key, __u64 now, __u64 delta)
 {
-	struct offcpu_key key = {
-		.pid = pid, .tid = tid, .ustack = s->ustack,
-		.kstack = s->kstack, .state = s->state,
-	};
 	struct offcpu_val *v, init = {};
 
-	v = bpf_map_lookup_elem(&sums, &key);
+	v = bpf_map_lookup_elem(map, key);
 	if (!v) {
 		init.total = delta;
 		init.count = 1;
 		init.last = now;
 		init.cpu = bpf_get_smp_processor_id();
-		if (!bpf_map_update_elem(&sums, &key, &init, BPF_NOEXIST))
+		if (!bpf_map_update_elem(map, key, &init, BPF_NOEXIST))
 			return;
 		/* Lost a race with another CPU, or the map is full. */
-		v = bpf_map_lookup_elem(&sums, &key);
+		v = bpf_map_lookup_elem(map, key);
 		if (!v) {
 			count(DROP_SUMS);
 			return;
@@ -287,6 +283,17 @@ static __always_inline void add_sum(__u32 pid, __u32 tid, struct offcpu_start *s
 	__sync_fetch_and_add(&v->count, 1);
 	v->last = now;
 	v->cpu = bpf_get_smp_processor_id();
+}
+
+static __always_inline void add_sum(__u32 pid, __u32 tid, struct offcpu_start *s,
+				    __u64 now, __u64 delta)
+{
+	struct offcpu_key key = {
+		.pid = pid, .tid = tid, .ustack = s->ustack,
+		.kstack = s->kstack, .state = s->state,
+	};
+
+	sum_into(&sums, &key, now, delta);
 }
 
 static __always_inline void send_event(__u32 pid, __u32 tid,

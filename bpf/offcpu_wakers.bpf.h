@@ -61,27 +61,9 @@ static __always_inline void add_wsum(__u32 pid, __u32 tid, struct offcpu_start *
 		.k = { .pid = pid, .tid = tid, .ustack = s->ustack,
 		       .kstack = s->kstack, .state = s->state },
 	};
-	struct offcpu_val *v, init = {};
 
 	waker_of(s, &key.w);
-	v = bpf_map_lookup_elem(&wsums, &key);
-	if (!v) {
-		init.total = delta;
-		init.count = 1;
-		init.last = now;
-		init.cpu = bpf_get_smp_processor_id();
-		if (!bpf_map_update_elem(&wsums, &key, &init, BPF_NOEXIST))
-			return;
-		v = bpf_map_lookup_elem(&wsums, &key);
-		if (!v) {
-			count(DROP_SUMS);
-			return;
-		}
-	}
-	__sync_fetch_and_add(&v->total, delta);
-	__sync_fetch_and_add(&v->count, 1);
-	v->last = now;
-	v->cpu = bpf_get_smp_processor_id();
+	sum_into(&wsums, &key, now, delta);
 }
 
 static __always_inline void send_wevent(__u32 pid, __u32 tid, struct offcpu_start *s,
