@@ -402,6 +402,21 @@ static const char *user_file(struct report *r, uint32_t pid, uint64_t ip)
 	return r->o.pprof ? sym_user_file(r->sym, pid, ip) : NULL;
 }
 
+/* Room for N frames in r->chain: 0, or -1 out of memory. */
+static int reserve_frames(struct report *r, size_t n)
+{
+	struct frame *nv;
+
+	if (n <= r->chain_cap)
+		return 0;
+	nv = realloc(r->chain, n * sizeof(*nv));
+	if (!nv)
+		return -1;
+	r->chain = nv;
+	r->chain_cap = n;
+	return 0;
+}
+
 /* The key of sample S: its command and its frames, perf's order, root first. */
 static int sample_key(struct report *r, const struct pd_sample *s, const char *comm,
 		      struct agg *key)
@@ -411,14 +426,8 @@ static int sample_key(struct report *r, const struct pd_sample *s, const char *c
 	int err = 0;
 
 	split_chain(s, &c);
-	if (c.nu + c.nk + 1 > r->chain_cap) {
-		struct frame *nv = realloc(r->chain, (c.nu + c.nk + 1) * sizeof(*nv));
-
-		if (!nv)
-			return -1;
-		r->chain = nv;
-		r->chain_cap = c.nu + c.nk + 1;
-	}
+	if (reserve_frames(r, c.nu + c.nk + 1))
+		return -1;
 	for (size_t i = c.nu; i-- > 0 && !err;)
 		err = add_frame(r, n++, sym_user(r->sym, s->pid, c.u[i]),
 				user_file(r, s->pid, c.u[i]), false);
@@ -531,14 +540,8 @@ static int waker_frames(struct report *r, const struct pd_sample *s, const struc
 	int err = 0;
 
 	split_chain(s, &c);
-	if (c.nu + c.nk + 1 > r->chain_cap) {
-		struct frame *nv = realloc(r->chain, (c.nu + c.nk + 1) * sizeof(*nv));
-
-		if (!nv)
-			return -1;
-		r->chain = nv;
-		r->chain_cap = c.nu + c.nk + 1;
-	}
+	if (reserve_frames(r, c.nu + c.nk + 1))
+		return -1;
 	*n = 0;
 	for (size_t i = 0; i < c.nk && !err; i++)
 		err = add_frame(r, (*n)++, sym_kernel(r->sym, c.k[i]), KERNEL_FILE, true);
