@@ -137,9 +137,11 @@ static int sym_cmp(const void *a, const void *b)
 
 /*
  * Sort, keep one name per address, and give unsized symbols (assembly,
- * kallsyms) the room up to the next symbol, as perf does.
+ * kallsyms) the room up to the next symbol, as perf does.  The last one
+ * (libm's _fini) gets the room up to CODE_END, the end of its file's code,
+ * when that lies above it, else TAIL bytes.
  */
-static void symtab_finish(struct symtab *t, uint64_t tail)
+static void symtab_finish(struct symtab *t, uint64_t code_end, uint64_t tail)
 {
 	size_t n = 0;
 
@@ -157,7 +159,10 @@ static void symtab_finish(struct symtab *t, uint64_t tail)
 	for (size_t i = 0; i < n; i++) {
 		if (t->v[i].size)
 			continue;
-		t->v[i].size = i + 1 < n ? t->v[i + 1].addr - t->v[i].addr : tail;
+		if (i + 1 < n)
+			t->v[i].size = t->v[i + 1].addr - t->v[i].addr;
+		else
+			t->v[i].size = code_end > t->v[i].addr ? code_end - t->v[i].addr : tail;
 	}
 }
 
@@ -341,6 +346,7 @@ static void read_elf(struct symbolizer *s, struct dso *d, Elf *elf, const char *
 	GElf_Shdr sh, dynsh;
 	char *debug = NULL;
 	bool mini = false, own;
+	uint64_t code_end = 0;
 
 	if (elf_kind(elf) != ELF_K_ELF)
 		return;
@@ -348,6 +354,8 @@ static void read_elf(struct symbolizer *s, struct dso *d, Elf *elf, const char *
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh))
 			continue;
+		if ((sh.sh_flags & SHF_EXECINSTR) && sh.sh_addr + sh.sh_size > code_end)
+			code_end = sh.sh_addr + sh.sh_size;
 		if (sh.sh_type == SHT_SYMTAB) {
 			read_symtab(elf, scn, &sh, d);
 		} else if (sh.sh_type == SHT_DYNSYM) {
@@ -361,7 +369,7 @@ static void read_elf(struct symbolizer *s, struct dso *d, Elf *elf, const char *
 		debug = read_debug_symtab(d, elf, s->symfs, &mini);
 	if (dyn && (!d->syms.n || mini))
 		read_symtab(elf, dyn, &dynsh, d);
-	symtab_finish(&d->syms, 0);
+	symtab_finish(&d->syms, code_end, 0);
 	if (s->log)
 		fprintf(s->log, "offcpu: report: %s: %zu symbols from %s%s\n", path, d->syms.n,
 			debug ? debug : own ? "its .symtab" : d->syms.n ? "its .dynsym" : "nowhere",
@@ -845,7 +853,7 @@ static void load_kallsyms(struct symbolizer *s, const char *path)
 	while (fgets(line, sizeof(line), f))
 		kallsyms_line(s, line);
 	fclose(f);
-	symtab_finish(&s->ksyms, KSYM_TAIL);
+	symtab_finish(&s->ksyms, 0, KSYM_TAIL);
 }
 
 struct symbolizer *sym_new(const char *symfs, const char *kallsyms)

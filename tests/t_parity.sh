@@ -120,19 +120,26 @@ names parity-debuglink-crc cxx_crc "$WORK/folded" app::Worker::wait_for main
 names parity-build-id-symfs cxx_bid "$WORK/folded-symfs" app::Worker::wait_for main
 names parity-gnu-debugdata cxx_mini "$WORK/folded" app::Worker::wait_for main
 # The controls: no symbols anywhere, or a debug file of another build: the
-# program's own frames (all but libc's) are [unknown], neither named nor
-# misnamed after the other build's symbols.
-# libc's frames are told by name: every symbol libc.so.6 defines (its
-# dynamic ones, and the static ones its debug file names, such as
-# __libc_start_call_main), symbol versions cut off.
-{ nm -D --defined-only /lib/x86_64-linux-gnu/libc.so.6; nm --defined-only /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null; } |
-	awk 'NF >= 3 { sub(/@.*/, "", $3); print $3 }' | sort -u >"$WORK/libc.names"
-echo __libc_start_call_main >>"$WORK/libc.names"
-# A stack without user frames (its copy found the ring buffer full, counted)
-# names nothing of the program.
+# program's own frames (all but its libraries') are [unknown], neither named
+# nor misnamed after the other build's symbols.
+# The libraries' frames are told by name: every symbol each shared library
+# of the program defines (its dynamic ones, and the static ones its debug
+# file names, such as libc's __run_exit_handlers or libm's _fini), symbol
+# versions cut off.
+lib_names() {
+	local lib id
+	for lib in $(ldd "$APP" | awk '$3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+		nm -D --defined-only "$lib"
+		id=$(readelf -n "$lib" | awk '/Build ID/ { print $3 }')
+		[ -n "$id" ] && nm --defined-only "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" 2>/dev/null
+	done | awk 'NF >= 3 { sub(/@.*/, "", $3); print $3 }' | sort -u
+}
+lib_names >"$WORK/lib.names"
+grep -qx __libc_start_call_main "$WORK/lib.names" ||
+	fail parity-control-names "libc6-dbg's names not read: no __libc_start_call_main"
 for c in cxx_stripped cxx_wrong cxx_badcrc; do
 	own=$(frames $c "$WORK/folded" | grep ';' | cut -d';' -f2- | tr ';' '\n' | sed 's/@.*//' |
-		grep -vxF -f "$WORK/libc.names" | sort -u)
+		grep -vxF -f "$WORK/lib.names" | sort -u)
 	if [ "$own" = "[unknown]" ]; then
 		pass "parity-control-$c"
 	else

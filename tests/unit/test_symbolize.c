@@ -68,6 +68,23 @@ static void test_self(void)
 	sym_free(s);
 }
 
+/*
+ * crti's _fini: unsized and, in .fini after .text, the file's last function
+ * (libm's blocked in exit handlers): named, as perf names it.
+ */
+extern void _fini(void);
+
+static void test_last_unsized(void)
+{
+	struct symbolizer *s = sym_new(NULL, NULL);
+	const char *got;
+
+	map_self(s, 13, self);
+	got = sym_user(s, 13, (uint64_t)(uintptr_t)&_fini + 4);
+	CHECK("last-unsized-symbol", !strcmp(got, "_fini"), "got %s", got);
+	sym_free(s);
+}
+
 static void check_name(struct symbolizer *s, const char *test, int (*fn)(int),
 		       const char *want)
 {
@@ -275,6 +292,7 @@ int main(void)
 	self[n] = '\0';
 	test_self();
 	test_demangle();
+	test_last_unsized();
 	test_lifecycle();
 	test_punch();
 	test_kallsyms();
