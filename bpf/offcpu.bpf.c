@@ -235,6 +235,39 @@ static __always_inline bool ucache_hit(const struct offcpu_ucache *e, __u32 pid,
 }
 
 /*
+ * The user registers T (current) saved at kernel entry: bpf_task_pt_regs
+ * where the kernel has it (5.15+, tp_btf), else task_pt_regs() computed as
+ * the kernel does (older kernels, raw_tp), taken only when the saved mode
+ * says user (a kernel configured otherwise than user space assumed, KASAN's
+ * larger stacks for one, must not give another frame's registers).
+ */
+static __always_inline bool task_uregs(struct task_struct *t, bool tp_btf,
+				       __u64 *ip, __u64 *sp, __u64 *fp, __u64 *lr)
+{
+	struct pt_regs *r;
+	void *stack;
+
+	if (tp_btf && cfg.task_pt_regs) {
+		r = (struct pt_regs *)bpf_task_pt_regs(t);
+		if (!r)
+			return false;
+		OFFCPU_UREGS(r, *ip, *sp, *fp, *lr);
+		return true;
+	}
+	if (!cfg.thread_size || !bpf_core_field_exists(t->stack))
+		return false;
+	stack = TASK_READ(tp_btf, t, stack);
+	if (!stack)
+		return false;
+	r = (struct pt_regs *)(stack + cfg.thread_size - cfg.uregs_pad -
+			       bpf_core_type_size(struct pt_regs));
+	if (!OFFCPU_UREGS_USER(r))
+		return false;
+	OFFCPU_UREGS_READ(r, *ip, *sp, *fp, *lr);
+	return true;
+}
+
+/*
  * --call-graph dwarf: the user registers saved at kernel entry and the top
  * of the user stack go to user space, which unwinds them with the CFI of
  * the mapped files (src/unwind.c); the block carries a fresh id for that
@@ -243,24 +276,27 @@ static __always_inline bool ucache_hit(const struct offcpu_ucache *e, __u32 pid,
  * (counted), or -1.
  */
 static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
-					    struct task_struct *t, __u32 pid, __u32 tid)
+					    struct task_struct *t, __u32 pid, __u32 tid,
+					    bool tp_btf)
 {
 	struct offcpu_dwarf_seq *q;
 	struct offcpu_ucache *e;
 	struct offcpu_ucopy *c;
-	struct pt_regs *r;
 	__u32 zero = 0, reuse = 0, *wrap, cpu = bpf_get_smp_processor_id();
 	__u64 ip, sp, fp, lr;
 	__s32 id;
 
-	if (!OFFCPU_UREGS_EXIST((struct pt_regs *)0))
-		return -1;
-	r = (struct pt_regs *)bpf_task_pt_regs(t);
 	q = bpf_map_lookup_elem(&dwarf_seq, &zero);
 	wrap = bpf_map_lookup_elem(&dwarf_wrap, &zero);
-	if (!r || !q || !wrap)
+	if (!q || !wrap || !OFFCPU_UREGS_EXIST((struct pt_regs *)0))
 		return -1;
-	OFFCPU_UREGS(r, ip, sp, fp, lr);
+	if (!task_uregs(t, tp_btf, &ip, &sp, &fp, &lr)) {
+		/* A kernel thread has none; elsewhere the layout was not the kernel's. */
+		if (TASK_READ(tp_btf, t, flags) & OFFCPU_PF_KTHREAD)
+			return -1;
+		count(DROP_UREGS);
+		return user_stack_id(ctx, s, 0);
+	}
 	/*
 	 * Once ids repeat, a cached one may name a newer stack: every CPU stops
 	 * reusing OFFCPU_DWARF_WRAP_MARGIN ids before the first one wraps.
@@ -341,10 +377,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	if (cfg.wakers)
 		s->waker.flags = 0;
 	/* prev is current here, so the stacks walked are prev's. */
-	if (tp_btf && cfg.dwarf && cfg.want_ustack) {
+	if (cfg.dwarf && cfg.want_ustack) {
 		/* As in start_block: the block starts before the copy. */
 		*now = bpf_ktime_get_ns();
-		s->ustack = dwarf_stack_id(ctx, s, prev, pid, tid);
+		s->ustack = dwarf_stack_id(ctx, s, prev, pid, tid, tp_btf);
 		start_block_rest(ctx, s, pid, state, *now);
 	} else {
 		start_block(ctx, s, pid, state, tp_btf && cfg.stack_cache ? user_key(prev) : 0, now);

@@ -37,7 +37,13 @@ struct offcpu_config {
 	__u8 stack_cache_verify;	/* walk anyway and count wrong reuses */
 	__u8 dwarf;		/* copy user stacks for CFI unwinding (OFFCPU_DWARF_ID) */
 	__u8 wakers;		/* --wakers: sched_waking records who woke a block */
-	__u8 pad[1];
+	__u8 task_pt_regs;	/* bpf_task_pt_regs (5.15+, tp_btf) finds the user registers */
+	/*
+	 * Without it (older kernels, raw_tp): task_pt_regs() computed as the
+	 * kernel does, the top of the task's stack (task->stack + thread_size,
+	 * less uregs_pad) minus sizeof(struct pt_regs).
+	 */
+	__u32 thread_size, uregs_pad;
 	__u32 copy_bytes;	/* --call-graph dwarf,SIZE: bytes copied from the user sp */
 	/* tp,hash: record offsets from tracefs's format files (src/tracefs.c). */
 	__u32 tp_prev_state_off, tp_prev_state_size;	/* sched_switch: long */
@@ -232,6 +238,7 @@ enum offcpu_drop {
 	DROP_KTHREADS,		/* tp,hash: kthreads map full, a kernel thread not recognised */
 	DROP_UNSEEN,		/* a block whose switch-in no sched_switch event showed */
 	DROP_UCOPY,		/* dwarf: ring buffer full, the user stack walked by frame pointer */
+	DROP_UREGS,		/* dwarf: no user registers where task_pt_regs() keeps them: walked by frame pointer */
 	DROP_MAX,
 };
 

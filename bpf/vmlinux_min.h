@@ -72,6 +72,7 @@ struct sched_entity {
 
 struct task_struct {
 	unsigned int __state;	/* 5.14+; older kernels: task_struct___old */
+	void *stack;		/* its kernel stack: the user registers at its top */
 	unsigned int flags;
 	pid_t pid;
 	pid_t tgid;
@@ -101,11 +102,16 @@ struct pt_regs {
 	unsigned long bp;
 	unsigned long sp;
 	unsigned long ip;
+	unsigned short cs;	/* u16 in FRED's union (6.9+), unsigned long before */
 } __attribute__((preserve_access_index));
 #define OFFCPU_UREGS_EXIST(r) (bpf_core_field_exists((r)->ip) && \
 	bpf_core_field_exists((r)->sp) && bpf_core_field_exists((r)->bp))
 #define OFFCPU_UREGS(r, ip_, sp_, fp_, lr_) \
 	({ ip_ = (r)->ip; sp_ = (r)->sp; fp_ = (r)->bp; lr_ = 0; })
+#define OFFCPU_UREGS_READ(r, ip_, sp_, fp_, lr_) \
+	({ ip_ = BPF_CORE_READ(r, ip); sp_ = BPF_CORE_READ(r, sp); fp_ = BPF_CORE_READ(r, bp); lr_ = 0; })
+/* Entered from user mode: CPL 3 in the saved cs. */
+#define OFFCPU_UREGS_USER(r) (bpf_core_field_exists((r)->cs) && (BPF_CORE_READ(r, cs) & 3) == 3)
 /* Frame records: [fp] the caller's fp, [fp + 8] the return address. */
 #define OFFCPU_URETS(sp_, fp_, r1_, r2_) offcpu_frame_rets(fp_, &(r1_), &(r2_))
 #elif defined(__TARGET_ARCH_arm64)
@@ -113,12 +119,18 @@ struct pt_regs {
 	__u64 regs[31];
 	__u64 sp;
 	__u64 pc;
+	__u64 pstate;
 } __attribute__((preserve_access_index));
 #define OFFCPU_UREGS_EXIST(r) (bpf_core_field_exists((r)->pc) && \
 	bpf_core_field_exists((r)->sp) && bpf_core_field_exists((r)->regs[29]) && \
 	bpf_core_field_exists((r)->regs[30]))
 #define OFFCPU_UREGS(r, ip_, sp_, fp_, lr_) \
 	({ ip_ = (r)->pc; sp_ = (r)->sp; fp_ = (r)->regs[29]; lr_ = (r)->regs[30]; })
+#define OFFCPU_UREGS_READ(r, ip_, sp_, fp_, lr_) \
+	({ ip_ = BPF_CORE_READ(r, pc); sp_ = BPF_CORE_READ(r, sp); \
+	   fp_ = BPF_CORE_READ(r, regs[29]); lr_ = BPF_CORE_READ(r, regs[30]); })
+/* Entered from EL0: the mode bits of the saved pstate (EL0t, AArch64 or AArch32). */
+#define OFFCPU_UREGS_USER(r) (bpf_core_field_exists((r)->pstate) && (BPF_CORE_READ(r, pstate) & 0xf) == 0)
 /* Frame records: [fp] the caller's x29, [fp + 8] the saved x30. */
 #define OFFCPU_URETS(sp_, fp_, r1_, r2_) offcpu_frame_rets(fp_, &(r1_), &(r2_))
 #elif defined(__TARGET_ARCH_s390)
@@ -135,6 +147,11 @@ struct pt_regs {
 	bpf_core_field_exists((r)->gprs[14]))
 #define OFFCPU_UREGS(r, ip_, sp_, fp_, lr_) \
 	({ ip_ = (r)->psw.addr; sp_ = (r)->gprs[15]; fp_ = (r)->gprs[11]; lr_ = (r)->gprs[14]; })
+#define OFFCPU_UREGS_READ(r, ip_, sp_, fp_, lr_) \
+	({ ip_ = BPF_CORE_READ(r, psw.addr); sp_ = BPF_CORE_READ(r, gprs[15]); \
+	   fp_ = BPF_CORE_READ(r, gprs[11]); lr_ = BPF_CORE_READ(r, gprs[14]); })
+/* Entered from user mode: the problem-state bit of the saved PSW. */
+#define OFFCPU_UREGS_USER(r) ((BPF_CORE_READ(r, psw.mask) & 0x0001000000000000UL) != 0)
 /*
  * Back chain: [sp] the caller's frame, where a function saves its r14 (its
  * return address) at offset 112 of the register save area.

@@ -164,6 +164,9 @@ static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
 		.dwarf = loader_dwarf(o, p, NULL),
 		.copy_bytes = o->copy_bytes,
 		.wakers = o->wakers,
+		.task_pt_regs = p->task_pt_regs,
+		.thread_size = p->thread_size,
+		.uregs_pad = p->uregs_pad,
 		/* The BTF-free object reads its records at the offsets tracefs gave. */
 		.tp_prev_state_off = p->tp.switch_prev_state.offset,
 		.tp_prev_state_size = p->tp.switch_prev_state.size,
@@ -198,9 +201,9 @@ bool loader_dwarf(const struct offcpu_opts *o, const struct probe *p, const char
 	else if (o->unwind == UNWIND_DEFAULT && !OFFCPU_DWARF_DEFAULT)
 		no = "not the default on " OFFCPU_TARGET " yet (frame-pointer steps over code "
 		     "without CFI; --call-graph dwarf asks for it)";
-	else if (!p->task_pt_regs)
-		no = p->tp_btf ? "the user registers need bpf_task_pt_regs (5.15+)" :
-			"the user registers need bpf_task_pt_regs and kernel BTF (tp_btf)";
+	else if (!p->task_pt_regs && !p->thread_size)
+		no = "the user registers need the kernel's task layout (BTF: the BTF-free "
+		     "variant has none)";
 	if (why)
 		*why = no;
 	return !no;

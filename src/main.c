@@ -304,6 +304,7 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 		[DROP_KTHREADS] = "kernel threads not recognised, their blocks recorded (kthreads map full)",
 		[DROP_UNSEEN] = "blocks lost: their thread was switched in without a sched_switch event",
 		[DROP_UCOPY] = "user stacks walked by frame pointer, not copied (ring buffer full: raise --dwarf-buffer)",
+		[DROP_UREGS] = "user stacks walked by frame pointer, not copied (no user registers at the top of the thread's kernel stack)",
 	};
 	const uint64_t *n = st->counters;
 	uint64_t lost = collector_lost(st);

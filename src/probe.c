@@ -21,6 +21,7 @@
 #include "btf_archive.h"
 #include "embed.h"
 #include "probe.h"
+#include "proc_sync.h"
 
 #define KVER(a, b, c) (((a) << 16) + ((b) << 8) + (c))
 #define SYS_BTF "/sys/kernel/btf/vmlinux"
@@ -432,6 +433,41 @@ static int check_tracepoint(void)
 	return -1;
 }
 
+/* Whether /proc/kallsyms names NAME (names are listed even when addresses are hidden). */
+static bool kallsyms_has(const char *name)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[PROC_KSYMS_LINE], sym[PROC_SYM_MAX];
+	uint64_t addr;
+	bool found = false;
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = !proc_parse_kallsyms_line(line, &addr, NULL, sym) && !strcmp(sym, name);
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * Where task_pt_regs() puts a task's user registers, for kernels without
+ * bpf_task_pt_regs and for raw_tp: THREAD_SIZE and the padding above them,
+ * as the kernel's headers define them for its default configuration (16 KiB
+ * stacks; arm64: at least a page; x86_64 with FRED, 6.9+: 16 bytes of
+ * padding).  KASAN's larger stacks are not detected: the BPF side takes
+ * registers only from a user-mode frame and counts the rest.
+ */
+static void probe_uregs(struct probe *p)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	p->thread_size = 16384;
+	if (!strcmp(p->machine, "aarch64") && page > 16384)
+		p->thread_size = page;
+	else if (!strcmp(p->machine, "x86_64") && p->kver >= KVER(6, 9, 0) &&
+		 kallsyms_has("asm_fred_entrypoint_user"))
+		p->uregs_pad = 16;
+}
+
 int probe_kernel(struct probe *p, const char *btf_file, const char *variant)
 {
 	struct utsname u;
@@ -461,6 +497,8 @@ int probe_kernel(struct probe *p, const char *btf_file, const char *variant)
 		return -1;
 	/* The user stack cache reads user registers through a BTF task pointer. */
 	p->task_pt_regs = p->tp_btf && p->kver >= KVER(5, 15, 0);
+	if (!p->task_pt_regs && !p->classic_tp)
+		probe_uregs(p);
 	/*
 	 * Threads asleep at the start: iter/task (5.8) attaches by kernel BTF,
 	 * bpf_get_task_stack is 5.9; user stacks need a sleepable iterator and
@@ -537,6 +575,13 @@ void probe_print(const struct probe *p, FILE *out)
 	fprintf(out, "jit: %s\n", p->jit ? "yes" : "no (interpreter)");
 	fprintf(out, "stacks: bpf_get_stackid, user stacks by frame pointer%s\n",
 		!strcmp(p->machine, "s390x") ? " (back chain)" : "");
+	if (p->task_pt_regs)
+		fprintf(out, "user registers: bpf_task_pt_regs\n");
+	else if (p->thread_size)
+		fprintf(out, "user registers: at the top of the task's stack (THREAD_SIZE %u, "
+			"padding %u)\n", p->thread_size, p->uregs_pad);
+	else
+		fprintf(out, "user registers: none (BTF-free variant: no task layout)\n");
 	fprintf(out, "user stack cache: %s\n", p->task_pt_regs ? "yes (bpf_task_pt_regs)" :
 		p->classic_tp ? "no (BTF-free variant: no task registers, every user stack is walked)" :
 		p->tp_btf ? "no (bpf_task_pt_regs needs 5.15+)" : "no (needs kernel BTF)");

@@ -35,6 +35,8 @@ struct probe {
 	bool state_new;		/* task_struct::__state (5.14+) vs ::state */
 	bool jit;
 	bool task_pt_regs;	/* bpf_task_pt_regs (5.15+, tp_btf): the user stack cache */
+	/* Else the user registers at the top of the task's stack (probe_uregs). */
+	uint32_t thread_size, uregs_pad;
 	bool scan_start;	/* task iterators (kernel BTF, 5.9+): threads asleep at the start */
 	bool scan_ustack;	/* sleepable ones with bpf_copy_from_user_task (5.18+): their user stacks */
 	bool tp_btf;		/* variant: tp_btf (else raw_tp) */

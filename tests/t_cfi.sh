@@ -115,6 +115,16 @@ if grep -q '^user stacks: copied' "$WORK/dwarf.err"; then
 else
 	skip cfi-record-distro-truth "no CFI unwinding here: $(grep '^user stacks' "$WORK/dwarf.err")"
 fi
+# Kernels without bpf_task_pt_regs (before 5.15) and the raw_tp variant find
+# the user registers at the top of the thread's kernel stack, as the
+# kernel's task_pt_regs() does: the same truth through raw_tp.
+record_distro rawtp --variant raw_tp,hash
+if grep -q '^user registers: at the top of the task' "$WORK/rawtp.err"; then
+	check cfi-record-distro-truth-task-stack $CHECK distro "$WORK/rawtp.data" "$WORK/rawtp.out" \
+		--folded "$WORK/rawtp.folded"
+else
+	fail cfi-record-distro-truth-task-stack "$(grep '^user registers' "$WORK/rawtp.err" || tail -n 1 "$WORK/rawtp.err")"
+fi
 # The dwarf stack cache reuses a copy's id only when the registers and every
 # stack word its unwinding read are unchanged: verify walks every stack and
 # counts the reuses whose stack differs.
