@@ -183,9 +183,15 @@ static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
 	return 0;
 }
 
+/*
+ * Frame pointers: the key needs bpf_task_pt_regs.  dwarf: user space checks
+ * every stack word a reuse depends on, wherever the registers came from.
+ */
 bool loader_stack_cache(const struct offcpu_opts *o, const struct probe *p)
 {
-	return o->ustack && o->stack_cache != STACK_CACHE_OFF && p->task_pt_regs;
+	if (!o->ustack || o->stack_cache == STACK_CACHE_OFF)
+		return false;
+	return p->task_pt_regs || loader_dwarf(o, p, NULL);
 }
 
 bool loader_dwarf(const struct offcpu_opts *o, const struct probe *p, const char **why)

@@ -583,6 +583,7 @@ void probe_print(const struct probe *p, FILE *out)
 	else
 		fprintf(out, "user registers: none (BTF-free variant: no task layout)\n");
 	fprintf(out, "user stack cache: %s\n", p->task_pt_regs ? "yes (bpf_task_pt_regs)" :
+		p->thread_size ? "with --call-graph dwarf only (registers read at the top of the task's stack)" :
 		p->classic_tp ? "no (BTF-free variant: no task registers, every user stack is walked)" :
 		p->tp_btf ? "no (bpf_task_pt_regs needs 5.15+)" : "no (needs kernel BTF)");
 	print_blocked(p, out);

@@ -117,8 +117,9 @@ else
 fi
 # Kernels without bpf_task_pt_regs (before 5.15) and the raw_tp variant find
 # the user registers at the top of the thread's kernel stack, as the
-# kernel's task_pt_regs() does: the same truth through raw_tp.
-record_distro rawtp --variant raw_tp,hash
+# kernel's task_pt_regs() does: the same truth through raw_tp, and its
+# dwarf stack cache (verify: every stack walked, wrong reuses counted).
+record_distro rawtp --variant raw_tp,hash --stack-cache verify
 if grep -q '^user registers: at the top of the task' "$WORK/rawtp.err"; then
 	check cfi-record-distro-truth-task-stack $CHECK distro "$WORK/rawtp.data" "$WORK/rawtp.out" \
 		--folded "$WORK/rawtp.folded"
@@ -128,15 +129,24 @@ fi
 # The dwarf stack cache reuses a copy's id only when the registers and every
 # stack word its unwinding read are unchanged: verify walks every stack and
 # counts the reuses whose stack differs.
+verify_line() {	# NAME: its recording's verify line holds reuses and no wrong one
+	local line reusable wrong
+	line=$(grep 'stack cache (verify)' "$WORK/$1.err")
+	read -r reusable wrong <<<"$(sed -E 's/.*: ([0-9]+) of [0-9]+ user.*, ([0-9]+) of those wrong.*/\1 \2/' <<<"$line")"
+	echo "    $line"
+	[ -n "$line" ] && [ "${wrong:-1}" -eq 0 ] && [ "${reusable:-0}" -gt 0 ]
+}
 record_distro verify --stack-cache verify
-line=$(grep 'stack cache (verify)' "$WORK/verify.err")
-read -r reusable wrong <<<"$(sed -E 's/.*: ([0-9]+) of [0-9]+ user.*, ([0-9]+) of those wrong.*/\1 \2/' <<<"$line")"
-if [ -n "$line" ] && [ "${wrong:-1}" -eq 0 ] && [ "${reusable:-0}" -gt 0 ]; then
+if verify_line verify; then
 	pass cfi-record-stack-cache-verify
 else
-	fail cfi-record-stack-cache-verify "${line:-no verify line: $(tail -n 1 "$WORK/verify.err")}"
+	fail cfi-record-stack-cache-verify "$(grep -m1 'stack cache' "$WORK/verify.err" || tail -n 1 "$WORK/verify.err")"
 fi
-echo "    $line"
+if verify_line rawtp; then
+	pass cfi-record-stack-cache-verify-task-stack
+else
+	fail cfi-record-stack-cache-verify-task-stack "$(grep -m1 'stack cache' "$WORK/rawtp.err" || tail -n 1 "$WORK/rawtp.err")"
+fi
 record_distro fp --call-graph fp
 if $CHECK distro "$WORK/fp.data" "$WORK/fp.out" >"$WORK/fp.check" 2>&1; then
 	fail cfi-record-fp-check-can-fail "frame pointers alone passed the distro check"
