@@ -54,3 +54,22 @@ use_host_btf() {
 	BTF_WHY=${BTF_WHY:-"no kernel BTF, and no vmlinux of $rel to reduce (OFFCPU_TEST_VMLINUX)"}
 	return 1
 }
+
+# need_bpf NAME FILE...: the preamble of a recording test: skip NAME without
+# root or a usable BTF (use_host_btf, run here so its OFFCPU wrapper holds),
+# fail it when a FILE is not built.  Non-zero: the test ends there.
+need_bpf() {
+	local name=$1 f
+	shift
+	if [ "$(id -u)" != 0 ]; then
+		skip "$name" "needs root to load BPF programs"
+		return 1
+	fi
+	if ! use_host_btf; then
+		skip "$name" "$BTF_WHY"
+		return 1
+	fi
+	for f in "$@"; do
+		[ -x "$f" ] || { fail "$name" "$f not built"; return 1; }
+	done
+}

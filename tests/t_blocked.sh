@@ -11,17 +11,7 @@ STUCK=${STUCK:-$ROOT/build/x86_64/stuck}
 T=blocked
 CHECK="python3 $ROOT/tests/blocked_check.py --offcpu $OFFCPU"
 
-if [ "$(id -u)" != 0 ]; then
-	skip "$T" "needs root to load BPF programs"
-	exit 0
-fi
-if ! use_host_btf; then
-	skip "$T" "$BTF_WHY"
-	exit 0
-fi
-for f in "$OFFCPU" "$STUCK"; do
-	[ -x "$f" ] || { fail "$T" "$f not built"; exit 0; }
-done
+need_bpf "$T" "$OFFCPU" "$STUCK" || exit 0
 # Threads asleep before the start need the task iterator (kernel BTF, 5.9+).
 if ! "$OFFCPU" probe 2>&1 | grep -q '^blocked at the start: task iterator'; then
 	fail "$T-start-scan" "this kernel should have it: $("$OFFCPU" probe 2>&1 | grep '^blocked at the start')"

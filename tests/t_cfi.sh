@@ -91,14 +91,7 @@ done
 # start_thread or main (tests/perf_check.py distro).  The same recording with
 # --call-graph fp must fail that check: libc has no frame pointers.
 CHECK="python3 $ROOT/tests/perf_check.py"
-if [ "$(id -u)" != 0 ]; then
-	skip cfi-record "needs root to load BPF programs"
-	exit 0
-fi
-if ! use_host_btf; then
-	skip cfi-record "$BTF_WHY"
-	exit 0
-fi
+need_bpf cfi-record "$OFFCPU" || exit 0
 record_distro() {	# NAME [offcpu options]
 	local name=$1
 	shift

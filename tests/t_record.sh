@@ -9,17 +9,7 @@ BLOCKER=${BLOCKER:-$ROOT/build/x86_64/blocker}
 CHECK="python3 $ROOT/tests/perf_check.py"
 T=${TPREFIX:-record}
 
-if [ "$(id -u)" != 0 ]; then
-	skip "$T" "needs root to load BPF programs"
-	exit 0
-fi
-if ! use_host_btf; then
-	skip "$T" "$BTF_WHY"
-	exit 0
-fi
-for f in "$OFFCPU" "$BLOCKER"; do
-	[ -x "$f" ] || { fail "$T" "$f not built"; exit 0; }
-done
+need_bpf "$T" "$OFFCPU" "$BLOCKER" || exit 0
 
 # -- command: record until it exits.  Truth: every thread's off-CPU time per
 # blocking function, as the workload measured it, against perf script's view

@@ -9,17 +9,7 @@ source "$(dirname "$0")/lib.sh"
 BLOCKER=${BLOCKER:-$ROOT/build/x86_64/blocker}
 T=wakers
 
-if [ "$(id -u)" != 0 ]; then
-	skip "$T" "needs root to load BPF programs"
-	exit 0
-fi
-if ! use_host_btf; then
-	skip "$T" "$BTF_WHY"
-	exit 0
-fi
-for f in "$OFFCPU" "$BLOCKER"; do
-	[ -x "$f" ] || { fail "$T" "$f not built"; exit 0; }
-done
+need_bpf "$T" "$OFFCPU" "$BLOCKER" || exit 0
 
 # record NAME ARGS...: the blocker for 2 s under --wakers, then the folded pairs.
 record() {
