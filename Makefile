@@ -152,10 +152,14 @@ $(B)/stuck: tests/workload/stuck.c $(TC)/.done | $(B)
 	$(CC) -std=gnu11 $(WARN) -static -O2 -g $(WORKLOAD_CFLAGS) -pthread $< -o $@
 # Programs of the host, as a user builds them (Debian's compilers, dynamic):
 # the report must name their frames as perf does (t_parity).
-host-workloads: build/host/cxx_app
+host-workloads: build/host/cxx_app build/host/oncpu
 build/host/cxx_app: tests/workload/cxx_app.cc
 	@mkdir -p $(@D)
 	g++ -std=c++17 -Wall -Wextra -Werror -O2 -g -fno-omit-frame-pointer $< -o $@
+# On-CPU time under glibc's qsort, built with Debian's defaults (t_cfi, -F).
+build/host/oncpu: tests/workload/oncpu.c
+	@mkdir -p $(@D)
+	gcc -std=gnu11 -Wall -Wextra -Werror -O2 -g $< -o $@
 # A program built like a distribution's: Debian's glibc (cross packages),
 # dynamic, -O2, no frame-pointer or back-chain flags (CFI unwinding, issue 13).
 $(B)/distro: tests/workload/distro.c | $(B)

@@ -263,7 +263,7 @@ struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 	c->w = w;
 	c->ld = ld;
 	c->o = o;
-	c->stacks = stacks_new(ld, o->unwind_tables);
+	c->stacks = stacks_new(ld, o->unwind_tables, o->copy_bytes);
 	c->scratch = malloc(SAMPLE_MAX_SIZE(ld->max_stack));
 	c->last_drain = now_ns();
 	c->files = open_mapped_files(o);
@@ -271,7 +271,9 @@ struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 		goto nomem;
 	if (o->wakers && !(c->wakers = wakers_new(c->stacks, ld->max_stack)))
 		goto nomem;
-	c->te = task_events_open(o, libbpf_num_possible_cpus(), pids, nr_pids);
+	c->te = task_events_open(o, libbpf_num_possible_cpus(), pids, nr_pids,
+				 ld->dwarf ? &(struct task_events_unwind){ stacks_unwind_regs, c->stacks,
+									   o->copy_bytes } : NULL);
 	if (!c->te)
 		goto fail;
 	c->rb = ring_buffer__new(ld->events_fd, on_event, c, NULL);

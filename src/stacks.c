@@ -38,6 +38,8 @@ struct stacks {
 	struct stack_set interned;	/* every distinct unwound stack, once */
 	uint64_t wrong_reuses;		/* --stack-cache verify, dwarf */
 	uint64_t cache_cleared;		/* the dwarf stack cache map was full */
+	struct offcpu_ucopy *sample_copy;	/* a -F sample's registers and stack */
+	uint32_t sample_copy_bytes;
 	int sched_known;	/* 0: not looked up, 1: found, -1: unknown */
 	uint64_t sched_lo, sched_hi;
 };
@@ -252,6 +254,23 @@ int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
 	return 0;
 }
 
+uint32_t stacks_unwind_regs(void *ctx, uint32_t pid, uint32_t tid, const uint64_t regs[4],
+			    const uint8_t *stack, uint32_t len, bool ends_stack, uint64_t *ip,
+			    uint32_t max)
+{
+	struct stacks *s = ctx;
+	struct offcpu_ucopy *c = s->sample_copy;
+	enum unwind_end end;
+
+	if (!s->unwinder || !c || len > s->sample_copy_bytes)
+		return 0;
+	*c = (struct offcpu_ucopy){ .magic = OFFCPU_UCOPY_MAGIC, .pid = pid, .tid = tid,
+				    .len = len, .pc = regs[0], .sp = regs[1], .fp = regs[2],
+				    .lr = regs[3] };
+	memcpy(c->bytes, stack, len);
+	return unwinder_unwind(s->unwinder, c, ends_stack, ip, max, &end, NULL);
+}
+
 void stacks_done(struct stacks *s, int32_t id)
 {
 	/* Without the cache an id names one block: forget it (ids repeat). */
@@ -269,7 +288,7 @@ const struct unwind_counts *stacks_unwind_counts(const struct stacks *s)
 	return s->unwinder ? unwinder_counts(s->unwinder) : NULL;
 }
 
-struct stacks *stacks_new(const struct loader *ld, size_t table_budget)
+struct stacks *stacks_new(const struct loader *ld, size_t table_budget, uint32_t copy_bytes)
 {
 	struct stacks *s = calloc(1, sizeof(*s));
 
@@ -279,6 +298,14 @@ struct stacks *stacks_new(const struct loader *ld, size_t table_budget)
 	if (ld->dwarf && !(s->unwinder = unwinder_new(table_budget))) {
 		free(s);
 		return NULL;
+	}
+	if (ld->dwarf) {
+		s->sample_copy = malloc(sizeof(*s->sample_copy) + copy_bytes);
+		s->sample_copy_bytes = copy_bytes;
+		if (!s->sample_copy) {
+			stacks_free(s);
+			return NULL;
+		}
 	}
 	s->nr_ids = ld->stack_ids;
 	s->by_id = calloc(2 * s->nr_ids, sizeof(*s->by_id));
@@ -294,6 +321,7 @@ void stacks_free(struct stacks *s)
 {
 	if (!s)
 		return;
+	free(s->sample_copy);
 	for (size_t i = 0; s->by_id && i < 2 * s->nr_ids; i++)
 		free(s->by_id[i]);
 	for (int k = 0; k < 2; k++) {

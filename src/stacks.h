@@ -25,7 +25,7 @@ struct stack {
 struct stacks;
 
 /* NULL when out of memory.  TABLE_BUDGET: bytes of CFI tables (--call-graph dwarf). */
-struct stacks *stacks_new(const struct loader *ld, size_t table_budget);
+struct stacks *stacks_new(const struct loader *ld, size_t table_budget, uint32_t copy_bytes);
 
 /* The frames of user or KERNEL stack ID, or NULL (no stack, or unreadable). */
 const struct stack *stacks_get(struct stacks *s, int32_t id, bool kernel);
@@ -39,6 +39,16 @@ int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
 
 /* The one block of user stack ID was written: a dwarf id's frames go. */
 void stacks_done(struct stacks *s, int32_t id);
+
+/*
+ * --call-graph dwarf for a -F sample: REGS (pc, sp, frame pointer, link
+ * register) and LEN bytes of stack from sp, copied by the kernel, unwound
+ * into IP (at most MAX frames); 0 without an unwinder.  A task_events
+ * unwind callback (CTX: the stacks).
+ */
+uint32_t stacks_unwind_regs(void *ctx, uint32_t pid, uint32_t tid, const uint64_t regs[4],
+			    const uint8_t *stack, uint32_t len, bool ends_stack, uint64_t *ip,
+			    uint32_t max);
 
 /* --stack-cache verify with dwarf: reuses whose stack was not the unwound one. */
 uint64_t stacks_wrong_reuses(const struct stacks *s);

@@ -18,6 +18,28 @@
 #include "task_events.h"
 
 #define RING_PAGES	64
+/* -F with dwarf: each sample carries a stack copy (8 KiB by default). */
+#define RING_PAGES_COPIES	256
+#define UREGS_SAMPLE_TYPE (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+
+/*
+ * perf_regs indexes of pc, sp, frame pointer and link register, and the
+ * order the kernel writes them in (ascending index) as struct uregs_order.
+ */
+#if defined(__x86_64__)
+enum { UREG_FP = 6, UREG_SP = 7, UREG_PC = 8 };	/* BP, SP, IP */
+#define UREGS_MASK ((1ull << UREG_FP) | (1ull << UREG_SP) | (1ull << UREG_PC))
+static const int uregs_order[4] = { 2, 1, 0, -1 };	/* pc, sp, fp, lr: slot in the sample */
+#elif defined(__aarch64__)
+#define UREGS_MASK ((1ull << 29) | (1ull << 30) | (1ull << 31) | (1ull << 32))	/* X29 LR SP PC */
+static const int uregs_order[4] = { 3, 2, 0, 1 };
+#elif defined(__s390x__)
+#define UREGS_MASK ((1ull << 11) | (1ull << 14) | (1ull << 15) | (1ull << 33))	/* R11 R14 R15 PC */
+static const int uregs_order[4] = { 3, 2, 0, 1 };
+#else
+#error "user registers: unknown architecture"
+#endif
+#define UREGS_N	((int)__builtin_popcountll(UREGS_MASK))
 #define DUMMY_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | \
 			   PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
 #define CLOCK_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
@@ -37,6 +59,9 @@ struct task_events {
 	struct u32_set pids;
 	struct ordered_events batch;	/* one read of all rings, sorted for the filter */
 	void *scratch;		/* a record that wrapped around its ring */
+	struct task_events_unwind uw;	/* fn NULL: the kernel walks -F user stacks */
+	void *rewritten;	/* a -F sample with its unwound callchain */
+	uint64_t *ips;		/* its user frames */
 	uint64_t lost;
 	int err;
 };
@@ -65,7 +90,9 @@ static void dummy_attr(struct perf_event_attr *a)
 	a->exclude_hv = 1;
 }
 
-static void clock_attr(struct perf_event_attr *a, const struct offcpu_opts *o)
+/* The event opened (COPIES: with dwarf's register and stack copies), or as the file says. */
+static void clock_attr(struct perf_event_attr *a, const struct offcpu_opts *o,
+		       uint32_t copy_bytes)
 {
 	sw_event_attr(a, PERF_COUNT_SW_CPU_CLOCK, CLOCK_SAMPLE_TYPE);
 	a->freq = 1;
@@ -74,6 +101,81 @@ static void clock_attr(struct perf_event_attr *a, const struct offcpu_opts *o)
 	a->exclude_callchain_user = !o->ustack;
 	a->exclude_idle = 1;
 	a->sample_max_stack = o->max_stack;
+	if (copy_bytes) {
+		a->sample_type |= UREGS_SAMPLE_TYPE;
+		a->sample_regs_user = UREGS_MASK;
+		a->sample_stack_user = copy_bytes;
+		a->exclude_callchain_user = 1;
+	}
+}
+
+/*
+ * A -F sample with REGS_USER and STACK_USER (CLOCK_SAMPLE_TYPE's fields,
+ * then those), rewritten without them: its kernel callchain, then the user
+ * frames unwound here.  Returns the record to keep, NULL if it is
+ * malformed (dropped, counted as lost).
+ */
+static const struct perf_event_header *unwind_sample(struct task_events *te,
+						     const struct perf_event_header *in)
+{
+	const struct perf_record_sample_head *head = (const void *)in;
+	const uint8_t *p = (const uint8_t *)(head + 1), *end = (const uint8_t *)in + in->size;
+	uint64_t nr, abi, size, dyn = 0, regs[UREGS_N], uregs[4] = { 0 };
+	const uint8_t *chain, *stack = NULL;
+	uint32_t nips = 0;
+	uint8_t *out, *w;
+
+	if (in->size < sizeof(*head) || (size_t)(end - p) < 2 * 8 + 8)
+		return NULL;
+	p += 2 * 8;		/* CPU, PERIOD */
+	memcpy(&nr, p, 8);
+	if (nr > ((size_t)(end - p) - 8) / 8)
+		return NULL;
+	chain = p + 8;
+	p += 8 + nr * 8;
+	if ((size_t)(end - p) < 8)
+		return NULL;
+	memcpy(&abi, p, 8);
+	p += 8;
+	if (abi) {
+		if ((size_t)(end - p) < sizeof(regs))
+			return NULL;
+		memcpy(regs, p, sizeof(regs));
+		p += sizeof(regs);
+		for (int i = 0; i < 4; i++)
+			uregs[i] = uregs_order[i] < 0 ? 0 : regs[uregs_order[i]];
+	}
+	if ((size_t)(end - p) < 8)
+		return NULL;
+	memcpy(&size, p, 8);
+	p += 8;
+	if (size) {
+		if (size > (size_t)(end - p) - 8)
+			return NULL;
+		stack = p;
+		memcpy(&dyn, p + size, 8);
+		if (dyn > size)
+			return NULL;
+	}
+	/* No user registers (a kernel thread): the kernel callchain alone. */
+	if (abi && stack && te->o->ustack) {
+		nips = te->uw.fn(te->uw.ctx, head->pid, head->tid, uregs, stack, dyn,
+				 dyn < te->uw.copy_bytes, te->ips, te->o->max_stack);
+	}
+	/* Its head, CPU, PERIOD and kernel callchain, then the user frames. */
+	out = te->rewritten;
+	w = out + sizeof(*head) + 2 * 8;
+	memcpy(out, in, w - out);
+	memcpy(w, &(uint64_t){ nr + (nips ? nips + 1 : 0) }, 8);
+	memcpy(w + 8, chain, nr * 8);
+	w += 8 + nr * 8;
+	if (nips) {
+		memcpy(w, &(uint64_t){ PERF_CONTEXT_USER }, 8);
+		memcpy(w + 8, te->ips, nips * 8);
+		w += 8 + nips * 8;
+	}
+	((struct perf_event_header *)out)->size = (uint16_t)(w - out);
+	return (const void *)out;
 }
 
 static uint64_t rec_time(const struct perf_event_header *h)
@@ -157,7 +259,13 @@ static void deliver(void *ctx, const struct perf_event_header *h)
 {
 	struct batch_sink *b = ctx;
 
-	if (keep(b->te, h) && b->fn(b->ctx, h, rec_time(h)))
+	if (!keep(b->te, h))
+		return;
+	if (b->te->uw.fn && h->type == PERF_RECORD_SAMPLE && !(h = unwind_sample(b->te, h))) {
+		b->te->lost++;
+		return;
+	}
+	if (b->fn(b->ctx, h, rec_time(h)))
 		b->te->err = -1;
 }
 
@@ -194,7 +302,7 @@ static int open_clocks(struct task_events *te)
 {
 	struct perf_event_attr a;
 
-	clock_attr(&a, te->o);
+	clock_attr(&a, te->o, te->uw.copy_bytes);
 	for (int cpu = 0; cpu < te->ncpus; cpu++) {
 		int fd;
 
@@ -220,7 +328,7 @@ static int open_dummies(struct task_events *te)
 	long page = sysconf(_SC_PAGESIZE);
 
 	dummy_attr(&a);
-	te->ring_bytes = (RING_PAGES + 1) * page;
+	te->ring_bytes = ((te->uw.fn && te->o->freq ? RING_PAGES_COPIES : RING_PAGES) + 1) * page;
 	for (int cpu = 0; cpu < te->ncpus; cpu++) {
 		int fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
@@ -264,7 +372,8 @@ static int alloc_cpus(struct task_events *te)
 }
 
 struct task_events *task_events_open(const struct offcpu_opts *o, int ncpus,
-				     const uint32_t *pids, size_t nr_pids)
+				     const uint32_t *pids, size_t nr_pids,
+				     const struct task_events_unwind *uw)
 {
 	struct task_events *te = calloc(1, sizeof(*te));
 
@@ -277,6 +386,14 @@ struct task_events *task_events_open(const struct offcpu_opts *o, int ncpus,
 	te->filter = nr_pids > 0;
 	if (alloc_cpus(te))
 		goto nomem;
+	if (uw && o->freq) {
+		te->uw = *uw;
+		/* A record is at most 64 KiB; its callchain grows by the user frames. */
+		te->rewritten = malloc(65536 + (o->max_stack + 1) * 8);
+		te->ips = calloc(o->max_stack, 8);
+		if (!te->rewritten || !te->ips)
+			goto nomem;
+	}
 	for (size_t i = 0; i < nr_pids; i++)
 		if (u32_set_add(&te->pids, pids[i]))
 			goto nomem;
@@ -334,7 +451,7 @@ void task_events_describe(struct task_events *te, struct pd_writer *w)
 	pd_add_event(w, "dummy:u", &a, te->dummy_ids, n);
 	if (te->o->freq) {
 		n = opened_ids(te->clock_fds, te->clock_ids, te->ncpus);
-		clock_attr(&a, te->o);
+		clock_attr(&a, te->o, 0);
 		pd_add_event(w, "cpu-clock", &a, te->clock_ids, n);
 	}
 }
@@ -355,6 +472,8 @@ void task_events_free(struct task_events *te)
 	u32_set_free(&te->pids);
 	ordered_free(&te->batch);
 	free(te->scratch);
+	free(te->rewritten);
+	free(te->ips);
 	free(te->fds);
 	free(te->rings);
 	free(te->dummy_ids);

@@ -8,6 +8,7 @@
 #ifndef OFFCPU_TASK_EVENTS_H
 #define OFFCPU_TASK_EVENTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,8 +27,25 @@ void sw_event_attr(struct perf_event_attr *a, uint64_t config, uint64_t sample_t
  * Opens the events on NCPUS CPUs.  PIDS are the tgids tracked (none: the
  * whole system).  Returns NULL after printing a one-line error.
  */
+/*
+ * --call-graph dwarf for the -F samples: the kernel copies each sample's user
+ * registers and COPY_BYTES of its stack (perf's REGS_USER and STACK_USER),
+ * FN unwinds them into IP (at most MAX frames, innermost first; ENDS_STACK:
+ * the copy stopped where the stack ends), and the file gets the callchain.
+ */
+typedef uint32_t (*uregs_unwind_fn)(void *ctx, uint32_t pid, uint32_t tid,
+				    const uint64_t regs[4], const uint8_t *stack, uint32_t len,
+				    bool ends_stack, uint64_t *ip, uint32_t max);
+struct task_events_unwind {
+	uregs_unwind_fn fn;
+	void *ctx;
+	uint32_t copy_bytes;
+};
+
+/* UW: NULL, or how the -F samples' user stacks are unwound (copied above). */
 struct task_events *task_events_open(const struct offcpu_opts *o, int ncpus,
-				     const uint32_t *pids, size_t nr_pids);
+				     const uint32_t *pids, size_t nr_pids,
+				     const struct task_events_unwind *uw);
 
 /* Records of the processes that already run (and the kernel's maps). */
 int task_events_synthesize(struct task_events *te, const uint32_t *pids, size_t nr_pids,

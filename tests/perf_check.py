@@ -333,6 +333,22 @@ def cmd_distro(a):
         sys.exit('; '.join(bad))
 
 
+def cmd_oncpu(a):
+    """cpu-clock samples of COMM in FUNC: at least MIN of them, and REACH of
+    them with main on the stack (their user stack unwound through libc)."""
+    out, err = perf_script(a.file, a.symfs)
+    samples = [x for x in parse(out) if x['event'] == 'cpu-clock' and x['comm'] == a.comm
+               and a.func in {f[0] for f in x['frames']}]
+    reached = sum('main' in {f[0] for f in x['frames']} for x in samples)
+    share = reached / len(samples) if samples else 0
+    print(f'{len(samples)} cpu-clock samples of {a.comm} in {a.func}, {reached} reach main '
+          f'({100 * share:.1f} %)')
+    if len(samples) < a.min:
+        sys.exit(f'only {len(samples)} cpu-clock samples of {a.comm} in {a.func} (want {a.min})')
+    if share < a.reach:
+        sys.exit(f'only {100 * share:.1f} % of the cpu-clock samples in {a.func} reach main')
+
+
 def add_tolerances(p):
     # Defaults from the noise measured on the host: see TOLERANCES.
     p.add_argument('--tol', type=float, default=TOL)
@@ -370,6 +386,15 @@ def main():
     h.add_argument('--max-ms', type=float)
     h.add_argument('--symfs')
     h.set_defaults(fn=cmd_has)
+    o = sub.add_parser('oncpu')
+    o.add_argument('file')
+    o.add_argument('--comm', required=True)
+    o.add_argument('--func', required=True)
+    o.add_argument('--min', type=int, default=20)
+    o.add_argument('--reach', type=float, default=0.95)
+    o.add_argument('--symfs')
+    o.set_defaults(fn=cmd_oncpu)
+
     d = sub.add_parser('distro')
     d.add_argument('file')
     d.add_argument('workload')

@@ -147,6 +147,25 @@ else
 	pass cfi-record-fp-check-can-fail
 fi
 
+# The on-CPU samples (-F) get the same unwinding: the kernel copies their
+# user registers and stack, offcpu unwinds them.  A program built with
+# Debian's defaults burns its CPU in qsort's comparison callback: 95 % of
+# those samples reach main through glibc; with frame pointers they must not.
+ONCPU=$ROOT/build/host/oncpu
+if [ -x "$ONCPU" ]; then
+	"$OFFCPU" -F 499 -o "$WORK/oncpu.data" -- "$ONCPU" 1 >/dev/null 2>"$WORK/oncpu.err" ||
+		fail cfi-record-oncpu-runs "exit $?: $(tail -n 1 "$WORK/oncpu.err")"
+	check cfi-record-oncpu-dwarf $CHECK oncpu "$WORK/oncpu.data" --comm oncpu --func oncpu_compare
+	"$OFFCPU" -F 499 --call-graph fp -o "$WORK/oncpu-fp.data" -- "$ONCPU" 1 >/dev/null 2>&1
+	if $CHECK oncpu "$WORK/oncpu-fp.data" --comm oncpu --func oncpu_compare >/dev/null 2>&1; then
+		fail cfi-record-oncpu-fp-can-fail "frame pointers alone reached main through qsort"
+	else
+		pass cfi-record-oncpu-fp-can-fail
+	fi
+else
+	fail cfi-record-oncpu "$ONCPU not built (make host-workloads)"
+fi
+
 # make demo's view: a system-wide recording; a bash blocked in the read
 # builtin must show bash's own functions under libc's read.
 # bash starts once offcpu says it records (a loaded machine takes longer
