@@ -37,6 +37,7 @@ PROTO_H   := $(PROTO_GEN)/profile.pb-c.h
 WARN    := -Wall -Wextra -Werror
 COMMON_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION)"' \
 	-DOFFCPU_TARGET='"$(TARGET)"' -DOFFCPU_DWARF_DEFAULT=$(DWARF_DEFAULT) \
+	-DOFFCPU_PERF_UREGS='$(PERF_UREGS)' \
 	-Isrc -Ibpf -Ibuild/gen/$(TARGET) -I$(PROTO_GEN)
 
 # The static product: musl, -Os, sections collected and stripped.

@@ -22,24 +22,9 @@
 #define RING_PAGES_COPIES	256
 #define UREGS_SAMPLE_TYPE (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 
-/*
- * perf_regs indexes of pc, sp, frame pointer and link register, and the
- * order the kernel writes them in (ascending index) as struct uregs_order.
- */
-#if defined(__x86_64__)
-enum { UREG_FP = 6, UREG_SP = 7, UREG_PC = 8 };	/* BP, SP, IP */
-#define UREGS_MASK ((1ull << UREG_FP) | (1ull << UREG_SP) | (1ull << UREG_PC))
-static const int uregs_order[4] = { 2, 1, 0, -1 };	/* pc, sp, fp, lr: slot in the sample */
-#elif defined(__aarch64__)
-#define UREGS_MASK ((1ull << 29) | (1ull << 30) | (1ull << 31) | (1ull << 32))	/* X29 LR SP PC */
-static const int uregs_order[4] = { 3, 2, 0, 1 };
-#elif defined(__s390x__)
-#define UREGS_MASK ((1ull << 11) | (1ull << 14) | (1ull << 15) | (1ull << 33))	/* R11 R14 R15 PC */
-static const int uregs_order[4] = { 3, 2, 0, 1 };
-#else
-#error "user registers: unknown architecture"
-#endif
-#define UREGS_N	((int)__builtin_popcountll(UREGS_MASK))
+/* perf_regs indexes of pc, sp, frame pointer, link register (-1: none), from board/. */
+static const int perf_uregs[4] = { OFFCPU_PERF_UREGS };
+#define UREGS_MAX 4
 #define DUMMY_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | \
 			   PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
 #define CLOCK_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
@@ -90,6 +75,16 @@ static void dummy_attr(struct perf_event_attr *a)
 	a->exclude_hv = 1;
 }
 
+static uint64_t uregs_mask(void)
+{
+	uint64_t mask = 0;
+
+	for (int i = 0; i < UREGS_MAX; i++)
+		if (perf_uregs[i] >= 0)
+			mask |= 1ull << perf_uregs[i];
+	return mask;
+}
+
 /* The event opened (COPIES: with dwarf's register and stack copies), or as the file says. */
 static void clock_attr(struct perf_event_attr *a, const struct offcpu_opts *o,
 		       uint32_t copy_bytes)
@@ -103,7 +98,7 @@ static void clock_attr(struct perf_event_attr *a, const struct offcpu_opts *o,
 	a->sample_max_stack = o->max_stack;
 	if (copy_bytes) {
 		a->sample_type |= UREGS_SAMPLE_TYPE;
-		a->sample_regs_user = UREGS_MASK;
+		a->sample_regs_user = uregs_mask();
 		a->sample_stack_user = copy_bytes;
 		a->exclude_callchain_user = 1;
 	}
@@ -120,7 +115,8 @@ static const struct perf_event_header *unwind_sample(struct task_events *te,
 {
 	const struct perf_record_sample_head *head = (const void *)in;
 	const uint8_t *p = (const uint8_t *)(head + 1), *end = (const uint8_t *)in + in->size;
-	uint64_t nr, abi, size, dyn = 0, regs[UREGS_N], uregs[4] = { 0 };
+	uint64_t nr, abi, size, dyn = 0, mask = uregs_mask(), uregs[UREGS_MAX] = { 0 };
+	size_t nregs = __builtin_popcountll(mask);
 	const uint8_t *chain, *stack = NULL;
 	uint32_t nips = 0;
 	uint8_t *out, *w;
@@ -138,12 +134,14 @@ static const struct perf_event_header *unwind_sample(struct task_events *te,
 	memcpy(&abi, p, 8);
 	p += 8;
 	if (abi) {
-		if ((size_t)(end - p) < sizeof(regs))
+		if ((size_t)(end - p) < nregs * 8)
 			return NULL;
-		memcpy(regs, p, sizeof(regs));
-		p += sizeof(regs);
-		for (int i = 0; i < 4; i++)
-			uregs[i] = uregs_order[i] < 0 ? 0 : regs[uregs_order[i]];
+		/* The kernel writes them in the order of their indexes. */
+		for (int i = 0; i < UREGS_MAX; i++)
+			if (perf_uregs[i] >= 0)
+				memcpy(&uregs[i], p + 8 * __builtin_popcountll(mask &
+					((1ull << perf_uregs[i]) - 1)), 8);
+		p += nregs * 8;
 	}
 	if ((size_t)(end - p) < 8)
 		return NULL;
