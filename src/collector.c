@@ -291,6 +291,11 @@ fail:
 	return NULL;
 }
 
+void collector_sample(struct collector *c)
+{
+	task_events_sample(c->te);
+}
+
 static void read_all(struct collector *c)
 {
 	if (task_events_read(c->te, queue, c))
@@ -382,6 +387,7 @@ static void add_build_ids(struct collector *c)
 void collector_end(struct collector *c)
 {
 	c->end = now_ns();
+	task_events_sample_stop(c->te);
 }
 
 int collector_finish(struct collector *c, struct collector_stats *st)
@@ -415,6 +421,7 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 	task_events_describe(c->te, c->w);
 	add_build_ids(c);
 	c->st.lost_task_events = task_events_lost(c->te);
+	c->st.lost_oncpu = task_events_lost_samples(c->te);
 	c->st.bytes = pd_data_size(c->w);
 	*st = c->st;
 	return c->err;

@@ -26,6 +26,7 @@ struct collector_stats {
 	uint64_t direct;		/* of which long blocks sent at once */
 	uint64_t records;		/* all records written */
 	uint64_t lost_task_events;	/* dummy ring buffer overflows */
+	uint64_t lost_oncpu;		/* -F samples lost by their own rings (dwarf) */
 	uint64_t counters[COUNTER_MAX];	/* kernel-side drops, then stack cache counts */
 	uint64_t bytes;
 	const struct unwind_counts *unwind;	/* dwarf: how copies were unwound, else NULL */
@@ -45,6 +46,9 @@ static inline uint64_t collector_lost(const struct collector_stats *st)
  * existing processes.  PIDS are the tgids tracked for -p/-t/command (empty:
  * whole system).  Returns NULL after printing a one-line error.
  */
+/* -F: on-CPU sampling starts now, with the recording proper. */
+void collector_sample(struct collector *c);
+
 struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 				  const struct offcpu_opts *o,
 				  const uint32_t *pids, size_t nr_pids);

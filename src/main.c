@@ -341,6 +341,9 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 	if (st->blocked_ran)
 		fprintf(stderr, "[ offcpu: %llu threads not blocked at the end, though no switch-in "
 			"was seen: no offcpu-blocked sample ]\n", (unsigned long long)st->blocked_ran);
+	if (st->lost_oncpu)
+		fprintf(stderr, "[ offcpu: %llu on-CPU samples lost (their stack copies filled the ring) ]\n",
+			(unsigned long long)st->lost_oncpu);
 	if (st->lost_task_events)
 		fprintf(stderr, "[ offcpu: %llu task events lost (process names/maps may be missing) ]\n",
 			(unsigned long long)st->lost_task_events);
@@ -419,6 +422,7 @@ static void session_loop(struct session *s)
 	uint64_t next_check = 0;
 	struct status line;
 
+	collector_sample(s->c);
 	if (s->o->verbose)
 		fprintf(stderr, "offcpu: recording\n");
 	status_init(&line, stderr, start);

@@ -39,7 +39,13 @@ struct task_events {
 	uint64_t *dummy_ids;
 	int *clock_fds;		/* -F: cpu-clock events, output into the dummy rings */
 	uint64_t *clock_ids;
-	size_t ring_bytes;
+	/*
+	 * -F with dwarf: the samples' stack copies get rings of their own, so
+	 * that a burst of them loses samples, never the COMM and MMAP records.
+	 */
+	void **clock_rings;
+	size_t ring_bytes, clock_ring_bytes;
+	uint64_t lost_samples;
 	bool filter;
 	struct u32_set pids;
 	struct ordered_events batch;	/* one read of all rings, sorted for the filter */
@@ -217,10 +223,9 @@ static bool keep(struct task_events *te, const struct perf_event_header *h)
 	}
 }
 
-/* Copies every record of CPU's ring into the batch. */
-static void read_ring(struct task_events *te, int cpu)
+/* Copies every record of a ring into the batch; LOST counts what it lost. */
+static void read_ring(struct task_events *te, struct perf_event_mmap_page *meta, uint64_t *lost)
 {
-	struct perf_event_mmap_page *meta = te->rings[cpu];
 	uint8_t *data = (uint8_t *)meta + meta->data_offset;
 	uint64_t size = meta->data_size;
 	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
@@ -239,7 +244,7 @@ static void read_ring(struct task_events *te, int cpu)
 		if (h->size < sizeof(*h))
 			break;
 		if (h->type == PERF_RECORD_LOST)
-			te->lost += ((const struct perf_record_lost *)h)->lost;
+			*lost += ((const struct perf_record_lost *)h)->lost;
 		if (ordered_queue(&te->batch, h, rec_time(h)))
 			te->err = -1;
 		tail += h->size;
@@ -283,9 +288,12 @@ int task_events_read(struct task_events *te, record_fn fn, void *ctx)
 	const struct ordered_sink sink = { deliver, no_round, &b };
 
 	te->err = 0;
-	for (int cpu = 0; cpu < te->ncpus; cpu++)
+	for (int cpu = 0; cpu < te->ncpus; cpu++) {
 		if (te->rings[cpu])
-			read_ring(te, cpu);
+			read_ring(te, te->rings[cpu], &te->lost);
+		if (te->clock_rings[cpu])
+			read_ring(te, te->clock_rings[cpu], &te->lost_samples);
+	}
 	ordered_flush(&te->batch, UINT64_MAX, &sink);
 	return te->err;
 }
@@ -295,19 +303,64 @@ uint64_t task_events_lost(const struct task_events *te)
 	return te->lost;
 }
 
-/* -F: on-CPU samples, written into each CPU's dummy ring (SET_OUTPUT). */
+static void clocks_ioctl(struct task_events *te, unsigned long req, const char *what)
+{
+	for (int cpu = 0; cpu < te->ncpus; cpu++)
+		if (te->clock_fds[cpu] >= 0 && ioctl(te->clock_fds[cpu], req, 0))
+			fprintf(stderr, "offcpu: warning: cannot %s on-CPU sampling on CPU %d: %s\n",
+				what, cpu, strerror(errno));
+}
+
+void task_events_sample(struct task_events *te)
+{
+	clocks_ioctl(te, PERF_EVENT_IOC_ENABLE, "start");
+}
+
+void task_events_sample_stop(struct task_events *te)
+{
+	clocks_ioctl(te, PERF_EVENT_IOC_DISABLE, "stop");
+}
+
+uint64_t task_events_lost_samples(const struct task_events *te)
+{
+	return te->lost_samples;
+}
+
+/* A ring of BYTES (a power of two pages and one) for event FD; NULL after a message. */
+static void *map_ring(int fd, size_t bytes, int cpu)
+{
+	void *ring = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (ring != MAP_FAILED)
+		return ring;
+	fprintf(stderr, "offcpu: cannot map the perf events of CPU %d: %s\n", cpu, strerror(errno));
+	return NULL;
+}
+
+/*
+ * -F: on-CPU samples, written into each CPU's dummy ring (SET_OUTPUT), or
+ * with dwarf's stack copies into rings of their own.
+ */
 static int open_clocks(struct task_events *te)
 {
 	struct perf_event_attr a;
+	bool own = te->uw.fn != NULL;
 
 	clock_attr(&a, te->o, te->uw.copy_bytes);
+	/* Enabled when the recording starts: setup's /proc walks would fill the rings. */
+	a.disabled = 1;
+	te->clock_ring_bytes = (RING_PAGES_COPIES + 1) * sysconf(_SC_PAGESIZE);
 	for (int cpu = 0; cpu < te->ncpus; cpu++) {
 		int fd;
 
 		if (te->fds[cpu] < 0)
 			continue;
 		fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0 || ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, te->fds[cpu]) ||
+		if (fd >= 0 && own && !(te->clock_rings[cpu] = map_ring(fd, te->clock_ring_bytes, cpu))) {
+			close(fd);
+			return -1;
+		}
+		if (fd < 0 || (!own && ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, te->fds[cpu])) ||
 		    ioctl(fd, PERF_EVENT_IOC_ID, &te->clock_ids[cpu])) {
 			fprintf(stderr, "offcpu: cannot sample on-CPU (cpu-clock) on CPU %d: %s\n",
 				cpu, strerror(errno));
@@ -326,7 +379,7 @@ static int open_dummies(struct task_events *te)
 	long page = sysconf(_SC_PAGESIZE);
 
 	dummy_attr(&a);
-	te->ring_bytes = ((te->uw.fn && te->o->freq ? RING_PAGES_COPIES : RING_PAGES) + 1) * page;
+	te->ring_bytes = (RING_PAGES + 1) * page;
 	for (int cpu = 0; cpu < te->ncpus; cpu++) {
 		int fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
@@ -338,13 +391,9 @@ static int open_dummies(struct task_events *te)
 				strerror(errno));
 			return -1;
 		}
-		te->rings[cpu] = mmap(NULL, te->ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (te->rings[cpu] == MAP_FAILED) {
-			te->rings[cpu] = NULL;
-			fprintf(stderr, "offcpu: cannot map task events of CPU %d: %s\n", cpu,
-				strerror(errno));
+		te->rings[cpu] = map_ring(fd, te->ring_bytes, cpu);
+		if (!te->rings[cpu])
 			return -1;
-		}
 		if (ioctl(fd, PERF_EVENT_IOC_ID, &te->dummy_ids[cpu])) {
 			fprintf(stderr, "offcpu: cannot read a perf event id: %s\n", strerror(errno));
 			return -1;
@@ -360,9 +409,10 @@ static int alloc_cpus(struct task_events *te)
 	te->dummy_ids = calloc(te->ncpus, sizeof(uint64_t));
 	te->clock_fds = calloc(te->ncpus, sizeof(int));
 	te->clock_ids = calloc(te->ncpus, sizeof(uint64_t));
+	te->clock_rings = calloc(te->ncpus, sizeof(void *));
 	te->scratch = malloc(65536);
 	if (!te->fds || !te->rings || !te->dummy_ids || !te->clock_fds || !te->clock_ids ||
-	    !te->scratch)
+	    !te->clock_rings || !te->scratch)
 		return -1;
 	for (int i = 0; i < te->ncpus; i++)
 		te->clock_fds[i] = -1;
@@ -458,9 +508,12 @@ void task_events_free(struct task_events *te)
 {
 	if (!te)
 		return;
-	for (int i = 0; te->clock_fds && i < te->ncpus; i++)
+	for (int i = 0; te->clock_fds && i < te->ncpus; i++) {
+		if (te->clock_rings && te->clock_rings[i])
+			munmap(te->clock_rings[i], te->clock_ring_bytes);
 		if (te->clock_fds[i] >= 0)
 			close(te->clock_fds[i]);
+	}
 	for (int i = 0; te->fds && i < te->ncpus; i++) {
 		if (te->rings && te->rings[i])
 			munmap(te->rings[i], te->ring_bytes);
@@ -477,5 +530,6 @@ void task_events_free(struct task_events *te)
 	free(te->dummy_ids);
 	free(te->clock_fds);
 	free(te->clock_ids);
+	free(te->clock_rings);
 	free(te);
 }

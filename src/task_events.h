@@ -56,6 +56,12 @@ int task_events_read(struct task_events *te, record_fn fn, void *ctx);
 
 /* Records the rings overflowed (PERF_RECORD_LOST). */
 uint64_t task_events_lost(const struct task_events *te);
+/* -F: the on-CPU sampling starts (opened disabled). */
+void task_events_sample(struct task_events *te);
+/* The recording ended: samples of the wind-down would only fill the rings. */
+void task_events_sample_stop(struct task_events *te);
+/* -F samples their own rings lost (dwarf: the rings of the stack copies). */
+uint64_t task_events_lost_samples(const struct task_events *te);
 
 /* Declares dummy:u (and cpu-clock) with the ids of the CPUs that had them. */
 void task_events_describe(struct task_events *te, struct pd_writer *w);
