@@ -4,13 +4,17 @@
 #   per event   run_time_ns / run_cnt of each profiler's sched_switch program
 #               (kernel.bpf_stats_enabled=1) during `perf bench sched messaging`
 #               and `pipe`; median of ROUNDS rounds that take the profilers in
-#               turn, so drift of the machine hits all of them alike
+#               turn, so drift of the machine hits all of them alike; beside
+#               it the profiler's own CPU time per switch over the same loads
+#               (offcpu unwinds CFI in user space, the BPF time misses that)
 #   slowdown    RUNS load runs without and with the profiler, alternating;
 #               ratio of the medians
 #   memory      memlock of the profiler's BPF maps (fdinfo), peak RSS (VmHWM)
 #   start-up    exec to "recording" (offcpu -v, the empty loader); for perf,
 #               exec to its BPF program's `enabled` flag set (bpftool)
 #   data rate   perf.data bytes over the recording's duration
+#   cache       offcpu --stack-cache verify (default call graph: CFI) under
+#               messaging, pipe and real programs: wrong reuses (target 0)
 # Peers: an empty tp_btf program (the floor), libbpf-tools' offcputime from
 # Debian trixie and `perf record --off-cpu` from trixie's linux-source-6.12
 # built with BPF skeletons (both in a debootstrap'd root, bench/setup.sh).
@@ -23,7 +27,9 @@ OUT=$ROOT/build/bench
 PERF=/usr/local/bin/perf	# in the root, built by setup.sh
 RUNS=${RUNS:-5}
 ROUNDS=${ROUNDS:-5}
-ALL="empty offcpu-user offcpu-kernel-user offcputime perf-offcpu"
+# offcpu-user, offcpu-kernel-user: the defaults (user stacks by CFI, where the
+# kernel allows it); *-fp: the same with --call-graph fp (frame pointers).
+ALL="empty offcpu-user offcpu-kernel-user offcpu-user-fp offcpu-kernel-user-fp offcputime perf-offcpu"
 # Per-event cost only: offcpu without its user stack cache, for what it
 # saves, the kernel stack walk alone, the floor of kernel + user, the
 # BTF-free variant, and the default with --wakers (its sched_waking program
@@ -75,6 +81,10 @@ start() {
 	kernel-walk-only) "$OUT/empty_loader" "$OUT/kstack.bpf.o" kstack 2>"$OUT/$1.err" & PID=$! ;;
 	offcpu-user) "$OFFCPU" -v -a --call-graph user -o "$OUT/$1.data" 2>"$OUT/$1.err" & PID=$! ;;
 	offcpu-kernel-user) "$OFFCPU" -v -a -o "$OUT/$1.data" 2>"$OUT/$1.err" & PID=$! ;;
+	offcpu-user-fp) "$OFFCPU" -v -a --call-graph user,fp -o "$OUT/$1.data" \
+		2>"$OUT/$1.err" & PID=$! ;;
+	offcpu-kernel-user-fp) "$OFFCPU" -v -a --call-graph fp -o "$OUT/$1.data" \
+		2>"$OUT/$1.err" & PID=$! ;;
 	offcpu-user-nocache) "$OFFCPU" -v -a --call-graph user --stack-cache off \
 		-o "$OUT/$1.data" 2>"$OUT/$1.err" & PID=$! ;;
 	offcpu-kernel-user-nocache) "$OFFCPU" -v -a --stack-cache off \
@@ -141,8 +151,23 @@ per_event() {
 		all_ns=$(( all_ns + ${ns:-0} ))
 		if [ "${cnt:-0}" -gt "$best_cnt" ]; then best_cnt=$cnt; fi
 	done
-	# Every program's time (sched_waking's with --wakers) per sched_switch run.
-	[ "$best_cnt" -gt 0 ] && echo $(( all_ns / best_cnt )) || echo "n/a"
+	# Every program's time (sched_waking's with --wakers) per sched_switch
+	# run, and that count.
+	[ "$best_cnt" -gt 0 ] && echo "$(( all_ns / best_cnt )) $best_cnt" || echo "n/a 0"
+}
+
+# CPU time of PID's threads so far, ns (schedstat: on-CPU time).
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d", s }'; }
+
+# How the row's user stacks were unwound, from offcpu's -v line.
+unwinding() {
+	case $1 in
+	offcputime|perf-offcpu) echo "fp" ;;
+	offcpu-*) sed -n 's/^user stacks: //p' "$OUT/$1.err" 2>/dev/null | awk '
+		/unwound with CFI/ { print "CFI"; exit } /^frame pointers/ { print "fp"; exit }
+		{ print "?"; exit }' ;;
+	*) echo "–" ;;
+	esac
 }
 
 # memlock of the BPF map fds of PID (not of its programs), MiB.
@@ -176,13 +201,29 @@ slowdown() {
 		'BEGIN { printf "%.3f", a / b }'
 }
 
-# cost NAME: ns per sched_switch during one messaging and one pipe run.
+# copies NAME: "SENT:FALLBACK" from offcpu's -v summary: user stacks copied
+# for CFI unwinding, and those walked by frame pointer instead because the
+# ring buffer was full (cheaper in BPF, and without CFI).
+copies() {
+	awk '/user stack copies:/ { for (i = 1; i <= NF; i++) if ($i == "sent,") s = $(i - 1) }
+		/user stacks walked by frame pointer, not copied/ { f = $3 }
+		END { printf "%d:%d", s, f }' "$OUT/$1.err" 2>/dev/null
+}
+
+# cost NAME: "BPF-ns:CPU-ns:SENT:FALLBACK" during one messaging and one pipe
+# run: its BPF programs' time per sched_switch, the profiler's own CPU time
+# per sched_switch (from "recording" on; perf and offcputime do most of their
+# work after the stop), and copies().
 cost() {
+	local c0 pe cnt cpu=n/a
 	start "$1"
+	c0=$(cpu_ns "$PID")
 	load_time messaging >/dev/null
 	load_time pipe >/dev/null
-	per_event "$PID"
+	read -r pe cnt < <(per_event "$PID")
+	[ "$cnt" -gt 0 ] && cpu=$(( ($(cpu_ns "$PID") - c0) / cnt ))
 	stop
+	echo "$pe:$cpu:$(copies "$1")"
 }
 
 # One row; PE[NAME] holds the median per-event cost of the rounds.
@@ -201,36 +242,114 @@ measure() {
 	[ -f "$(data "$1")" ] && bytes=$(( $(stat -c %s "$(data "$1")") * 1000 / (secs + 300) ))
 	[ $1 = perf-offcpu ] && [ -f "$(data "$1")" ] && mv "$(data "$1")" "$OUT/$1.data" # for perf report
 	ROW_MEM[$1]=$mem ROW_RSS[$1]=$r ROW_SU[$1]=$su
+	# offcpu with CFI: the rows it built (ordinary memory, within
+	# --unwind-tables), part of that RSS.
+	ROW_CFI[$1]=$(sed -n 's/.*CFI: [0-9]* files read, \([0-9.]*\) MiB of rows.*/\1/p' "$OUT/$1.err" 2>/dev/null)
 	SLOW_M[$1]=$(slowdown "$1" messaging)
 	SLOW_P[$1]=$(slowdown "$1" pipe)
-	printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$1" "${PE[$1]}" \
-		"${SLOW_M[$1]}" "${SLOW_P[$1]}" "$mem" "$r" "$su" "$bytes"
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$1" "$(unwinding "$1")" \
+		"${PE[$1]}" "${UCPU[$1]}" "${COPIES[$1]}" "${SLOW_M[$1]}" "${SLOW_P[$1]}" "$mem" "$r" "$su" "$bytes"
 }
 
-# The stack cache under each load: how often a user stack is reusable, and
-# how often a reuse would have been wrong (--stack-cache verify walks anyway).
-# Three runs per load: the share varies between runs (one run in one bench
-# saw 23 % reusable under messaging where the others saw 96-97 %).
+# A load of real programs, SECS seconds: Debian's python3 (its
+# ThreadingHTTPServer) answering curl, one new curl process per request, and
+# a shell pipeline of coreutils and gzip; none built with frame pointers.
+# The system's own processes run beside it (the recording is system-wide).
+real_programs() {
+	local secs=$1 srv port end i
+	mkdir -p "$OUT/www"
+	[ -s "$OUT/www/blob" ] || head -c 262144 /dev/urandom >"$OUT/www/blob"
+	/usr/bin/python3 -u -m http.server -b 127.0.0.1 -d "$OUT/www" 0 >"$OUT/http.out" 2>&1 &
+	srv=$!
+	for i in $(seq 1 200); do
+		port=$(sed -n 's/.* port \([0-9]*\).*/\1/p' "$OUT/http.out" | head -1)
+		[ -n "$port" ] && break
+		sleep 0.05
+	done
+	if [ -z "$port" ]; then
+		echo "bench: python3 -m http.server did not start (see $OUT/http.out)" >&2
+		kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null; return 1
+	fi
+	end=$(( SECONDS + secs ))
+	while [ $SECONDS -lt $end ]; do
+		curl -s -o /dev/null "http://127.0.0.1:$port/blob" -o /dev/null "http://127.0.0.1:$port/"
+	done &
+	i=$!
+	while [ $SECONDS -lt $end ]; do
+		find /usr/share/doc -type f 2>/dev/null | sort | head -2000 | xargs -r cat 2>/dev/null |
+			gzip -1 | md5sum >/dev/null
+	done
+	wait "$i"
+	kill "$srv" 2>/dev/null
+	wait "$srv" 2>/dev/null
+	return 0
+}
+
+# The stack cache under each load, with the default call graph (user stacks
+# by CFI): how often a user stack is reusable, and how often a reuse would
+# have been wrong (--stack-cache verify copies and unwinds every stack
+# anyway and compares).  Three runs per load: the share varies between runs
+# (one run in one bench saw 23 % reusable under messaging where the others
+# saw 96-97 %).  Ends with the total of wrong reuses (target 0).
 cache_line() {
-	local load line i
-	for load in messaging pipe; do
+	local load line i mode unw n ok=yes wrong=0 reusable=0 runs=0 sent=0 fallback=0 c
+	for load in messaging pipe real; do
 		for i in 1 2 3; do
 			start offcpu-verify
-			load_time "$load" >/dev/null
+			case $load in
+			real) real_programs 8 ;;
+			*) load_time "$load" >/dev/null ;;
+			esac
 			stop
-			line=$(sed -n 's/.*stack cache (verify): //p' "$OUT/offcpu-verify.err" | tr -d ']')
-			echo "- stack cache under $load, run $i: ${line:-no verify line (see $OUT/offcpu-verify.err)}"
+			mode=$(unwinding offcpu-verify)
+			[ "$mode" = CFI ] || ok=no
+			line=$(sed -n 's/.*stack cache (verify): //p' "$OUT/offcpu-verify.err" | tr -d ']' | sed 's/ *$//')
+			unw=$(awk -F': ' '/user stacks unwound, complete by CFI/ { c += $NF }
+				/user stacks unwound, complete, some frames by frame pointer/ { f += $NF }
+				/user stacks unwound, cut:/ { x += $NF }
+				END { printf "%d complete by CFI, %d with frame-pointer steps, %d cut", c, f, x }' \
+				"$OUT/offcpu-verify.err" | tr -d ']')
+			echo "- stack cache under ${load/real/real programs}, run $i (user stacks: $mode):" \
+				"${line:-no verify line (see $OUT/offcpu-verify.err)};" \
+				"copies / fp fallbacks $(copies offcpu-verify | sed 's|:| / |'); unwound: $unw"
+			[ -n "$line" ] || { ok=no; continue; }
+			n=$(sed -n 's/^\([0-9]*\) of [0-9]* user stacks reusable.*/\1/p' <<<"$line")
+			reusable=$(( reusable + ${n:-0} ))
+			n=$(sed -n 's/.*, \([0-9]*\) of those wrong.*/\1/p' <<<"$line")
+			wrong=$(( wrong + ${n:-0} ))
+			runs=$(( runs + 1 ))
+			c=$(copies offcpu-verify)
+			sent=$(( sent + ${c%:*} )) fallback=$(( fallback + ${c#*:} ))
 		done
 	done
+	# Only a copied stack can be compared: one walked by frame pointer after
+	# a full ring buffer has no copy to unwind.
+	echo "- wrong reuses of the stack cache (CFI), all $runs verify runs above: $wrong" \
+		"(target 0): $([ "$wrong" = 0 ] && echo met || echo NOT met); of $reusable reusable user" \
+		"stacks, those among the $sent copied were compared ($fallback more walked by frame" \
+		"pointer after a full ring buffer, not compared)$(
+		[ $ok = yes ] || echo "; NOT every run unwound by CFI or printed its counts")"
 }
 
-# ratio A B TARGET WHAT: one line saying whether A/B meets TARGET.
+# ratio A B TARGET WHAT: one line saying whether A/B meets TARGET ("-": no
+# target, the ratio is only shown).
 ratio() {
 	awk -v a="$1" -v b="$2" -v t="$3" -v w="$4" 'BEGIN {
 		if (a == "" || b == "" || a == "n/a" || b == "n/a" || b == 0) { printf "- %s: not measured\n", w; exit }
 		r = a / b
+		if (t == "-") { printf "- %s: %.2f× (no target)\n", w, r; exit }
 		printf "- %s: %.2f× (target ≤ %.2f×): %s\n", w, r, t,
 			r <= t ? "met" : sprintf("NOT met, %.0f %% over", (r / t - 1) * 100) }'
+}
+
+# atmost LIMIT V...: "met" if every V is a number at most LIMIT.
+atmost() {
+	local limit=$1
+	shift
+	awk -v l="$limit" 'BEGIN { ok = 1; for (i = 1; i < ARGC; i++) {
+		if (ARGV[i] !~ /^[0-9.]+$/) { print "not measured"; exit }
+		if (ARGV[i] + 0 > l + 0) ok = 0 }
+		print ok ? "met" : "NOT met" }' "$@"
 }
 
 lowest() {	# ARRAY: "ratio profiler" of the smallest slowdown of the three
@@ -241,28 +360,55 @@ lowest() {	# ARRAY: "ratio profiler" of the smallest slowdown of the three
 	done | sort -g | head -1
 }
 
+rest() { awk -v a="$1" -v b="$2" 'BEGIN { if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/) printf "%.1f", a - b }'; }
+
 summary() {
-	local l
-	ratio "${PE[offcpu-user]:-}" "${PE[perf-offcpu]:-}" 0.5 \
-		"user stacks, ns per event vs perf --off-cpu"
-	ratio "${PE[offcpu-kernel-user]:-}" "${PE[offcputime]:-}" 0.5 \
-		"kernel + user stacks, ns per event vs offcputime"
-	ratio "${PE[offcpu-user]:-}" "${PE[offcpu-user-nocache]:-}" 1 \
-		"user stacks, with the stack cache vs without"
-	ratio "${PE[offcpu-kernel-user]:-}" "${PE[offcpu-kernel-user-nocache]:-}" 1 \
-		"kernel + user stacks, with the stack cache vs without"
+	local l u=offcpu-user k=offcpu-kernel-user uf=offcpu-user-fp kf=offcpu-kernel-user-fp
+	# Issue 13: CFI unwinding (the default) costs at most what perf's frame
+	# pointer walk does; like for like, both record user stacks only.
+	ratio "${PE[$u]:-}" "${PE[perf-offcpu]:-}" 1 \
+		"user stacks by CFI (the default), ns per event vs perf --off-cpu (frame pointers)"
+	ratio "${PE[$k]:-}" "${PE[perf-offcpu]:-}" - \
+		"kernel + user stacks by CFI (the default, all of it) vs perf --off-cpu (user stacks only)"
+	ratio "${PE[$uf]:-}" "${PE[perf-offcpu]:-}" 0.5 \
+		"user stacks by frame pointer (--call-graph user,fp), ns per event vs perf --off-cpu"
+	ratio "${PE[$k]:-}" "${PE[offcputime]:-}" 1 \
+		"kernel + user stacks by CFI (the default), ns per event vs offcputime (frame pointers)"
+	ratio "${PE[$kf]:-}" "${PE[offcputime]:-}" 0.5 \
+		"kernel + user stacks by frame pointer (--call-graph fp), ns per event vs offcputime"
+	ratio "${PE[$u]:-}" "${PE[$uf]:-}" - "user stacks, BPF ns per event, CFI vs frame pointers"
+	echo "- offcpu's own CPU per switch (copies read, CFI unwound in user space):" \
+		"CFI ${UCPU[$u]:-?} / ${UCPU[$k]:-?} ns, frame pointers ${UCPU[$uf]:-?} / ${UCPU[$kf]:-?} ns" \
+		"(user / kernel + user; no target)"
+	ratio "${PE[$u]:-}" "${PE[offcpu-user-nocache]:-}" 1 \
+		"user stacks (CFI), with the stack cache vs without"
+	ratio "${PE[$k]:-}" "${PE[offcpu-kernel-user-nocache]:-}" 1 \
+		"kernel + user stacks (CFI), with the stack cache vs without"
 	ratio "${PE[kernel-walk-only]:-}" "${PE[offcputime]:-}" 0.5 \
 		"the kernel stack walk alone (the floor of kernel + user) vs offcputime"
-	ratio "${PE[offcpu-kernel-user-wakers]:-}" "${PE[offcpu-kernel-user]:-}" 3 \
+	ratio "${PE[offcpu-kernel-user-tp-hash]:-}" "${PE[$kf]:-}" - \
+		"the BTF-free variant (tp,hash, frame pointers) vs tp_btf,task with --call-graph fp"
+	ratio "${PE[offcpu-kernel-user-wakers]:-}" "${PE[$k]:-}" 3 \
 		"--wakers (waker stacks walked at each wakeup) vs the default"
-	echo "- locked map memory (default, kernel + user): ${ROW_MEM[offcpu-kernel-user]:-?} MiB (target ≤ 4)"
-	echo "- peak RSS: ${ROW_RSS[offcpu-user]:-?} / ${ROW_RSS[offcpu-kernel-user]:-?} MiB (target ≤ 8)"
-	echo "- start-up: ${ROW_SU[offcpu-user]:-?} / ${ROW_SU[offcpu-kernel-user]:-?} ms (target ≤ 150)"
+	echo "- locked map memory, default (kernel + user, CFI): ${ROW_MEM[$k]:-?} MiB, user stacks" \
+		"${ROW_MEM[$u]:-?} MiB (budget ≤ 16): $(atmost 16 "${ROW_MEM[$k]:-}" "${ROW_MEM[$u]:-}")"
+	echo "- locked map memory, --call-graph fp: ${ROW_MEM[$kf]:-?} MiB, user stacks" \
+		"${ROW_MEM[$uf]:-?} MiB (target ≤ 4): $(atmost 4 "${ROW_MEM[$kf]:-}" "${ROW_MEM[$uf]:-}")"
+	echo "- peak RSS, frame pointers: ${ROW_RSS[$uf]:-?} / ${ROW_RSS[$kf]:-?} MiB (user / kernel +" \
+		"user; target ≤ 8): $(atmost 8 "${ROW_RSS[$uf]:-}" "${ROW_RSS[$kf]:-}")"
+	echo "- peak RSS, CFI: ${ROW_RSS[$u]:-?} / ${ROW_RSS[$k]:-?} MiB, of it CFI rows" \
+		"${ROW_CFI[$u]:-?} / ${ROW_CFI[$k]:-?} MiB (rows: target ≤ 32, the --unwind-tables" \
+		"default: $(atmost 32 "${ROW_CFI[$u]:-}" "${ROW_CFI[$k]:-}"); the rest: target ≤ 8:" \
+		"$(atmost 8 "$(rest "${ROW_RSS[$u]:-}" "${ROW_CFI[$u]:-}")" \
+		"$(rest "${ROW_RSS[$k]:-}" "${ROW_CFI[$k]:-}")"))"
+	echo "- start-up: CFI ${ROW_SU[$u]:-?} / ${ROW_SU[$k]:-?} ms, frame pointers" \
+		"${ROW_SU[$uf]:-?} / ${ROW_SU[$kf]:-?} ms (target ≤ 150): $(atmost 150 "${ROW_SU[$u]:-}" \
+		"${ROW_SU[$k]:-}" "${ROW_SU[$uf]:-}" "${ROW_SU[$kf]:-}")"
 	for l in M P; do
 		local -n sl=SLOW_$l
 		echo "- $([ $l = M ] && echo messaging || echo pipe) slowdown, like for like:" \
-			"user stacks offcpu ${sl[offcpu-user]:-?} vs perf ${sl[perf-offcpu]:-?};" \
-			"kernel + user offcpu ${sl[offcpu-kernel-user]:-?} vs offcputime ${sl[offcputime]:-?};" \
+			"user stacks offcpu ${sl[$u]:-?} (fp ${sl[$uf]:-?}) vs perf ${sl[perf-offcpu]:-?};" \
+			"kernel + user offcpu ${sl[$k]:-?} (fp ${sl[$kf]:-?}) vs offcputime ${sl[offcputime]:-?};" \
 			"lowest of the three (offcpu's default): $(lowest SLOW_$l)"
 		unset -n sl
 	done
@@ -281,8 +427,10 @@ for m in proc sys dev; do	# only those not mounted already
 	mountpoint -q "$ROOTFS/$m" || { mount --bind /$m "$ROOTFS/$m" && MOUNTED="$m $MOUNTED"; }
 done
 sysctl -q -w kernel.bpf_stats_enabled=1
-declare -A PE=() ROW_MEM=() ROW_RSS=() ROW_SU=() SLOW_M=() SLOW_P=()
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+declare -A PE=() UCPU=() COPIES=() ROW_CFI=() ROW_MEM=() ROW_RSS=() ROW_SU=() SLOW_M=() SLOW_P=()
 {
+	LOAD0=$(loadavg) T0=$(date -u +%H:%M)
 	# Per-event cost first, in rounds over all profilers.
 	declare -A costs=()
 	for r in $(seq 1 "$ROUNDS"); do
@@ -291,32 +439,50 @@ declare -A PE=() ROW_MEM=() ROW_RSS=() ROW_SU=() SLOW_M=() SLOW_P=()
 		done
 	done
 	for p in $PROFILERS $NOCACHE; do
-		PE[$p]=$(tr ' ' '\n' <<<"${costs[$p]}" | grep -E '^[0-9]+$' | median)
+		PE[$p]=$(tr ' ' '\n' <<<"${costs[$p]}" | cut -d: -f1 | grep -E '^[0-9]+$' | median)
 		[ -n "${PE[$p]}" ] || PE[$p]=n/a
+		UCPU[$p]=$(tr ' ' '\n' <<<"${costs[$p]}" | cut -sd: -f2 | grep -E '^[0-9]+$' | median)
+		[ -n "${UCPU[$p]}" ] || UCPU[$p]=n/a
+		# Copies and frame-pointer fallbacks, summed over the rounds.
+		COPIES[$p]=$(tr ' ' '\n' <<<"${costs[$p]}" | awk -F: 'NF == 4 { s += $3; f += $4 }
+			END { if (s + f) printf "%d / %d", s, f; else print "–" }')
 	done
 	echo "# offcpu overhead, $(date -u +%Y-%m-%d), $(uname -r), $(nproc) CPUs"
 	echo
-	echo "| profiler | ns per sched_switch | messaging slowdown | pipe slowdown | locked MiB | RSS MiB | start-up ms | perf.data B/s |"
-	echo "|---|---|---|---|---|---|---|---|"
+	echo "| profiler | user stacks | ns per sched_switch | profiler CPU ns per switch | copies / fp fallbacks | messaging slowdown | pipe slowdown | locked MiB | RSS MiB | start-up ms | perf.data B/s |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|"
 	for p in $PROFILERS; do
 		measure "$p"
 	done
 	for p in $NOCACHE; do
-		echo "| $p | ${PE[$p]} | | | | | | |"
+		echo "| $p | $(unwinding "$p") | ${PE[$p]} | ${UCPU[$p]} | ${COPIES[$p]} | | | | | | |"
 	done
 	echo
 	echo "ns per sched_switch: median of $ROUNDS rounds (each: one messaging and one pipe"
-	echo "run per profiler, profilers in turn). offcputime records kernel and user stacks;"
-	echo "perf-offcpu is \`perf record --off-cpu -e dummy -a\` (6.12, built with BPF skeletons),"
-	echo "user stacks only, summed in a BPF map and written as samples when it stops; *-nocache"
-	echo "is offcpu with \`--stack-cache off\`; kernel-walk-only is one bpf_get_stackid of the"
-	echo "kernel stack per switch-out of a sleeping thread and nothing else (bench/kstack.bpf.c);"
-	echo "*-tp-hash is offcpu's BTF-free variant (\`--btf none\`: classic sched_switch tracepoint)."
-	echo "Slowdown: median of $RUNS runs with the profiler over the median of $RUNS runs without"
-	echo "it, alternating (1.000 = no slowdown); pipe runs pinned to CPU 0."
+	echo "run per profiler, profilers in turn) of the BPF programs' run time per sched_switch"
+	echo "run. Profiler CPU: the profiler process's own CPU time over the same loads (from its"
+	echo "start on, not its start-up), per sched_switch; offcpu reads the stack copies and"
+	echo "unwinds them with CFI there, while perf and offcputime do most of their user-space"
+	echo "work after they are stopped, which this misses. User stacks: CFI (copied, unwound"
+	echo "with the files' call-frame information: offcpu's default, as \`-v\` said) or fp (frame"
+	echo "pointers; \`--call-graph fp\` for the *-fp rows). offcputime records kernel and user"
+	echo "stacks; perf-offcpu is \`perf record --off-cpu -e dummy -a\` (6.12, built with BPF"
+	echo "skeletons), user stacks only, summed in a BPF map and written as samples when it stops;"
+	echo "*-nocache is offcpu with \`--stack-cache off\`; kernel-walk-only is one bpf_get_stackid"
+	echo "of the kernel stack per switch-out of a sleeping thread and nothing else"
+	echo "(bench/kstack.bpf.c); *-tp-hash is offcpu's BTF-free variant (\`--btf none\`: classic"
+	echo "sched_switch tracepoint, frame pointers). Slowdown: median of $RUNS runs with the"
+	echo "profiler over the median of $RUNS runs without it, alternating (1.000 = no slowdown);"
+	echo "pipe runs pinned to CPU 0. Copies / fp fallbacks: user stacks offcpu copied for CFI"
+	echo "unwinding, and those it walked by frame pointer instead because the ring buffer was"
+	echo "full (counted, \`-v\`), summed over the rounds. Locked MiB: memlock of the profiler's BPF maps after two"
+	echo "messaging runs (offcpu's dwarf stack cache grows as threads are seen)."
 	echo
 	summary
 	cache_line
+	echo
+	echo "Run from $T0 to $(date -u +%H:%M) UTC; load average (1, 5, 15 min) at the start: $LOAD0,"
+	echo "at the end: $(loadavg)."
 } | tee "$OUT/RESULTS.md"
 cleanup
 rm -f "$ROOTFS/tmp/perf-offcpu.data"	# the slowdown runs' recording
