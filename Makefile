@@ -21,6 +21,12 @@ BPFB    := build/bpf/$(TARGET)
 
 # Pinned third-party versions, reported by `offcpu --version`.
 include toolchain/versions.mk
+# The libbpf a toolchain was built from, the newest upload >= versions.mk's
+# minimum when it was built (toolchain/build.sh writes <toolchain>/libbpf.version).
+# Recursive: read by the recipes, after the $(TC)/.done rule has built it.
+libbpf_version = $(or $(word 1,$(file <$1/libbpf.version)),$(error $1/libbpf.version missing: make setup))
+LIBBPF_VERSION = $(call libbpf_version,$(TC))
+HOST_LIBBPF_VERSION = $(call libbpf_version,$(HOSTTC))
 include toolchain/symlibs.mk
 include toolchain/protobuf.mk
 # Symbol libraries (demangler, liblzma), stamped apart from the toolchain.
@@ -42,7 +48,9 @@ COMMON_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION)"
 
 # The static product: musl, -Os, sections collected and stripped.
 CC      := $(TRIPLE)-gcc-12 -specs $(TC)/musl-gcc.specs
-CFLAGS  := $(COMMON_CFLAGS) -DOFFCPU_LIBS='"$(LIB_VERSIONS)"' -Os -ffunction-sections -fdata-sections -I$(TC)/include \
+# Recursive (=) for the libbpf version; --version checks it against the linked libbpf.
+CFLAGS   = $(COMMON_CFLAGS) -DOFFCPU_LIBS='"$(LIB_VERSIONS), libbpf $(LIBBPF_VERSION)"' \
+	-DOFFCPU_LIBBPF_VERSION='"$(LIBBPF_VERSION)"' -Os -ffunction-sections -fdata-sections -I$(TC)/include \
 	-I$(SYMTC)/include -I$(PBTC)/include
 LDFLAGS := -static -Wl,--gc-sections -s -L$(TC)/lib -L$(SYMTC)/lib -L$(PBTC)/lib
 LDLIBS  := -lbpf -ldw -lelf -liberty -llzma -lprotobuf-c -lz
@@ -174,8 +182,9 @@ all-targets:
 	@for t in $(BOARDS); do printf '%-8s %8d bytes\n' $$t $$(stat -c %s build/$$t/offcpu); done
 
 # --- glibc development and sanitizer builds of the same sources ---
-HOST_LIBS   := glibc, Debian zlib, libelf and libdw $(ELFUTILS_VERSION), libbpf $(LIBBPF_VERSION), libiberty $(LIBIBERTY_VERSION), liblzma $(XZ_VERSION), protobuf-c $(PROTOBUF_C_VERSION)
-HOST_CFLAGS := $(COMMON_CFLAGS) -DOFFCPU_LIBS='"$(HOST_LIBS)"' -g -O1 -I$(HOSTTC)/include \
+HOST_LIBS    = glibc, Debian zlib, libelf and libdw $(ELFUTILS_VERSION), libbpf $(HOST_LIBBPF_VERSION), libiberty $(LIBIBERTY_VERSION), liblzma $(XZ_VERSION), protobuf-c $(PROTOBUF_C_VERSION)
+HOST_CFLAGS  = $(COMMON_CFLAGS) -DOFFCPU_LIBS='"$(HOST_LIBS)"' \
+	-DOFFCPU_LIBBPF_VERSION='"$(HOST_LIBBPF_VERSION)"' -g -O1 -I$(HOSTTC)/include \
 	-I$(HOSTSYMTC)/include -I$(HOSTPBTC)/include
 HOST_LDLIBS := -L$(HOSTTC)/lib -L$(HOSTSYMTC)/lib -L$(HOSTPBTC)/lib $(LDLIBS)
 HOST_DEPS   := $(SRCS) $(HDRS) $(PROTO_C) $(PROTO_H) $(B)/embed.o $(HOSTTC)/.done $(HOSTSYMTC)/.done \
@@ -230,7 +239,7 @@ build/unit/gen_perf_data: tests/unit/gen_perf_data.c src/perf_data.c $(HDRS) $(w
 	gcc $(UNIT_CFLAGS) $< src/perf_data.c -o $@
 # The minimal-BTF checker (t_btf) uses libbpf's internal CO-RE functions, as
 # bpftool does, so it needs the libbpf source the host toolchain was built from.
-LIBBPF_SRC := $(CACHE)/src/libbpf-$(LIBBPF_VERSION)
+LIBBPF_SRC = $(CACHE)/src/libbpf-$(HOST_LIBBPF_VERSION)
 build/unit/btf_check: tests/unit/btf_check.c src/btf_archive.c src/btf_archive.h $(HOSTTC)/.done
 	@mkdir -p $(@D)
 	gcc -std=gnu11 $(WARN) -g -O1 $(SANITIZE) -I$(HOSTTC)/include -I$(LIBBPF_SRC)/src \

@@ -49,6 +49,18 @@ static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
+int loader_libbpf_matches(void)
+{
+	unsigned int major, minor;
+
+	if (sscanf(OFFCPU_LIBBPF_VERSION, "%u.%u", &major, &minor) == 2 &&
+	    major == libbpf_major_version() && minor == libbpf_minor_version())
+		return 0;
+	fprintf(stderr, "offcpu: built as libbpf %s, but the libbpf linked in is %u.%u\n",
+		OFFCPU_LIBBPF_VERSION, libbpf_major_version(), libbpf_minor_version());
+	return -1;
+}
+
 void loader_set_verbosity(int verbose)
 {
 	libbpf_verbosity = verbose;

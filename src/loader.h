@@ -62,6 +62,12 @@ struct loader {
 /* Returns 0, or -1 after one line on stderr naming what failed. */
 /* libbpf's own messages: warnings with -v, info with -vv, debug with -vvv. */
 void loader_set_verbosity(int verbose);
+/*
+ * 0 when the libbpf linked in is the one --version names (OFFCPU_LIBBPF_VERSION,
+ * the toolchain's libbpf.version; libbpf tells only its major and minor),
+ * else -1 after one line on stderr.
+ */
+int loader_libbpf_matches(void);
 int loader_load(struct loader *l, const struct offcpu_opts *o, const struct target *t,
 		const struct probe *p);
 int loader_attach(struct loader *l);

@@ -562,7 +562,7 @@ int main(int argc, char **argv)
 		break;
 	case CMD_VERSION:
 		printf("offcpu %s (%s; %s)\n", OFFCPU_VERSION, OFFCPU_TARGET, OFFCPU_LIBS);
-		ret = 0;
+		ret = loader_libbpf_matches() ? 1 : 0;
 		break;
 	case CMD_SELFTEST:
 		ret = selftest();

@@ -2,7 +2,8 @@
 # The per-target toolchains (toolchain/build.sh, symlibs.sh and protobuf.sh below): built and current, the
 # expected layout, no glibc header in a musl compile, and a tiny program
 # linked statically against libbpf, libdw, libelf and libz runs (under qemu-user)
-# and reports the versions pinned in toolchain/versions.mk.
+# and reports the versions pinned in toolchain/versions.mk, libbpf's the one
+# the toolchain picked (its libbpf.version), which offcpu --version names too.
 source "$(dirname "$0")/lib.sh"
 
 CACHE=${OFFCPU_CACHE:-${CACHE:-$HOME/.cache/offcpu}}
@@ -37,8 +38,9 @@ int main(void)
 	return 0;
 }
 C
-lbv=$(ver LIBBPF_VERSION)
-want="libbpf ${lbv%.*} libelf ok libdw ok zlib $(ver ZLIB_VERSION)"
+zlib_version=$(ver ZLIB_VERSION)
+libbpf_min=$(ver LIBBPF_MIN_VERSION)
+libbpf_suites=" $(ver LIBBPF_SUITES) "
 
 # has_files NAME DIR FILE...: every FILE exists under DIR.
 has_files() {
@@ -46,6 +48,38 @@ has_files() {
 	shift 2
 	for f in "$@"; do [ -e "$dir/$f" ] || missing+=" $f"; done
 	if [ -z "$missing" ]; then pass "$name"; else fail "$name" "missing:$missing"; fi
+}
+
+# libbpf_version TARGET TC RUN: the libbpf build.sh picked for TC (sets
+# LIBBPF: upstream version) is >= the minimum, from one of the suites, and
+# what offcpu --version of TARGET's builds names; the PASS line says which.
+libbpf_version() {
+	local t=$1 tc=$2 run=$3 deb suite bin bins=() out checked=
+	if ! read -r LIBBPF deb suite < "$tc/libbpf.version" || [ -z "$suite" ]; then
+		fail "toolchain-$t-libbpf-version" "$tc/libbpf.version missing or not 'VERSION DEBIAN_VERSION SUITE'"
+		return 1
+	fi
+	if ! dpkg --compare-versions "$deb" ge "$libbpf_min" || [[ "$libbpf_suites" != *" $suite "* ]]; then
+		fail "toolchain-$t-libbpf-version" "libbpf $deb from $suite: not >= $libbpf_min from$libbpf_suites(versions.mk)"
+		return 1
+	fi
+	if [ "$t" = host ]; then bins=("$ROOT/build/asan/offcpu" "$ROOT/build/host/offcpu")
+	else bins=("$ROOT/build/$t/offcpu"); fi
+	for bin in "${bins[@]}"; do
+		[ -x "$bin" ] || continue
+		# Exits 1 when the libbpf linked in is not the one it names.
+		out=$($run "$bin" --version 2>&1)
+		if [ $? -ne 0 ] || [[ "$out" != *"libbpf $LIBBPF,"* && "$out" != *"libbpf $LIBBPF)"* ]]; then
+			fail "toolchain-$t-libbpf-version" "${bin#"$ROOT"/} --version: '$out', the toolchain has libbpf $LIBBPF (rebuild: make)"
+			return 1
+		fi
+		checked+=" ${bin#"$ROOT"/}"
+	done
+	if [ -z "$checked" ]; then
+		fail "toolchain-$t-libbpf-version" "no offcpu built with it (${bins[*]#"$ROOT"/}): make all-targets asan"
+		return 1
+	fi
+	pass "toolchain-$t-libbpf-version (libbpf $LIBBPF from $suite, $deb;$checked)"
 }
 
 # runs NAME CMD...: CMD prints the pinned versions.
@@ -96,6 +130,9 @@ check_target() {	# target cc run
 		skip "toolchain-$t-run" "$run not installed (toolchain/deps.sh)"
 		return
 	fi
+	libbpf_version "$t" "$tc" "$run" || return
+	# libbpf tells only its major and minor.
+	want="libbpf $(cut -d. -f1-2 <<< "$LIBBPF") libelf ok libdw ok zlib $zlib_version"
 	runs "toolchain-$t-run" $run "$WORK/t-$t"
 }
 

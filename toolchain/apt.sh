@@ -31,9 +31,15 @@ SOURCES=$APTDIR/etc/sources.list
 		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $URI $s main"
 		echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $URI $s main"
 	done
+	# Sources only: the toolchain may build libbpf from there (versions.mk).
+	echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $URI trixie-backports main"
 } > "$SOURCES.new"
-# Rewrite only on change: a newer sources.list invalidates apt's caches.
-if cmp -s "$SOURCES.new" "$SOURCES"; then rm "$SOURCES.new"; else mv "$SOURCES.new" "$SOURCES"; fi
+# Rewrite only on change: a newer sources.list invalidates apt's caches.  A
+# changed list (a suite added) is fetched at once, not up to a day later.
+if cmp -s "$SOURCES.new" "$SOURCES"; then rm "$SOURCES.new"; else
+	mv "$SOURCES.new" "$SOURCES"
+	rm -f "$APTDIR/updated" "$APTDIR/update-failed"
+fi
 
 CONF=$APTDIR/etc/apt.conf
 cat > "$CONF.new" <<CONF
@@ -64,18 +70,28 @@ export APT_CONFIG=$CONF
 # the package caches (docker-clean): without them each query takes seconds.
 CACHE_OPTS=(-o "Dir::Cache::pkgcache=$APTDIR/pkgcache.bin" -o "Dir::Cache::srcpkgcache=$APTDIR/srcpkgcache.bin")
 
+# A mirror in mid-sync fails an index or two ("File has unexpected size") and
+# apt keeps the previous lists: go on with those, say so, and retry in an
+# hour rather than on every call.
 update() {
-	apt-get -q -o Debug::NoLocking=1 update >&2
-	touch "$APTDIR/updated"
+	if apt-get -q -o Debug::NoLocking=1 update >&2; then
+		touch "$APTDIR/updated"
+		rm -f "$APTDIR/update-failed"
+		return 0
+	fi
+	echo "apt.sh: apt-get update failed (above); using the lists it has, retrying in an hour" >&2
+	touch "$APTDIR/update-failed"
+	return 1
 }
 
 if [ "${1:-}" = "--update" ]; then
 	update
-	exit 0
+	exit
 fi
 # Refresh at most once a day: the lists are large and CI runs often.
-if [ ! -e "$APTDIR/updated" ] || [ -n "$(find "$APTDIR/updated" -mmin +1440)" ]; then
-	update
+older() { [ ! -e "$APTDIR/$1" ] || [ -n "$(find "$APTDIR/$1" -mmin "+$2")" ]; }
+if older updated 1440 && older update-failed 60; then
+	update || true
 fi
 if [ "${1:-}" = "--cache" ]; then
 	shift

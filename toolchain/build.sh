@@ -24,13 +24,15 @@ SRC=$CACHE/src
 JOBS=${JOBS:-$(nproc)}
 APT=$HERE/apt.sh
 
-ver() { awk -v k="$1" '$1 == k { print $3 }' "$HERE/versions.mk"; }
+# mk_var FILE NAME: NAME's value in a make fragment (NAME := value).
+mk_var() { awk -v k="$2" '$1 == k { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$1"; }
+ver() { mk_var "$HERE/versions.mk" "$1"; }
 ZLIB_VERSION=$(ver ZLIB_VERSION)
 ELFUTILS_VERSION=$(ver ELFUTILS_VERSION)
-LIBBPF_VERSION=$(ver LIBBPF_VERSION)
-LIBBPF_SUITE=$(ver LIBBPF_SUITE)
+LIBBPF_MIN_VERSION=$(ver LIBBPF_MIN_VERSION)
+LIBBPF_SUITES=$(ver LIBBPF_SUITES)
 MUSL_VERSION=$(ver MUSL_VERSION)
-board_var() { awk -v k="$1" '$1 == k { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$ROOT/board/$TARGET.mk"; }
+board_var() { mk_var "$ROOT/board/$TARGET.mk" "$1"; }
 log() { echo "toolchain[$TARGET]: $*" >&2; }
 
 if [ "$TARGET" != host ] && [ ! -e "$ROOT/board/$TARGET.mk" ]; then
@@ -87,6 +89,30 @@ fetch_source() {
 	echo "$dir"
 }
 
+# pick_libbpf: the newest libbpf source upload >= LIBBPF_MIN_VERSION in
+# LIBBPF_SUITES, as "UPSTREAM DEBIAN_VERSION SUITE" (1.7.0 1.7.0-1 sid).  Only
+# a build asks: a toolchain built earlier stays (versions.mk pins a minimum).
+pick_libbpf() {
+	local uploads best= v suite
+	# madison: "libbpf | 1.7.0-1 | <mirror> sid/main Sources"
+	uploads=$("$APT" --cache madison libbpf | awk -F' *[|] *' '$3 ~ / Sources$/ {
+		split($3, w, " "); sub(/\/.*/, "", w[2]); print $2, w[2] }') ||
+		{ log "apt-cache madison libbpf failed"; exit 1; }
+	while read -r v suite; do
+		[[ " $LIBBPF_SUITES " == *" $suite "* ]] || continue
+		dpkg --compare-versions "$v" ge "$LIBBPF_MIN_VERSION" || continue
+		[ -n "$best" ] && dpkg --compare-versions "$v" le "${best% *}" && continue
+		best="$v $suite"
+	done <<< "$uploads"
+	if [ -z "$best" ]; then
+		log "no libbpf >= $LIBBPF_MIN_VERSION in $LIBBPF_SUITES (versions.mk); the registry has: $(paste -sd, <<< "${uploads:-nothing}" | sed 's/,/, /g')"
+		exit 1
+	fi
+	v=${best% *}
+	v=${v#*:}	# upstream: no epoch, no Debian revision
+	echo "${v%-*} $best"
+}
+
 build_libbpf() {	# CC EXTRA_CFLAGS
 	local src obj=$STAGE/build/libbpf
 	src=$(fetch_source libbpf "$LIBBPF_SUITE" "$LIBBPF_VERSION")
@@ -100,7 +126,7 @@ build_libbpf() {	# CC EXTRA_CFLAGS
 
 build_host() {
 	local a
-	log "libbpf $LIBBPF_VERSION (glibc)"
+	log "libbpf $LIBBPF_VERSION from $LIBBPF_SUITE (glibc)"
 	build_libbpf gcc "-g -O2"
 	# Debian's static libz (zlib1g-dev) beside libbpf.a, so
 	# -L$(HOSTTC)/lib -lbpf -ldw -lelf -lz links the same set everywhere.
@@ -208,7 +234,7 @@ build_musl_target() {
 	build_libelf
 	log "libdw $ELFUTILS_VERSION"
 	build_libdw
-	log "libbpf $LIBBPF_VERSION"
+	log "libbpf $LIBBPF_VERSION from $LIBBPF_SUITE"
 	build_libbpf "$CC" "-Os -ffunction-sections -fdata-sections -I$STAGE/include"
 	# The specs file names the sysroot: point it at the final place.
 	sed -i "s@$STAGE/@$OUT/@g" "$STAGE/musl-gcc.specs"
@@ -217,6 +243,10 @@ build_musl_target() {
 start=$(date +%s)
 rm -rf "$STAGE"
 mkdir -p "$STAGE/lib" "$STAGE/include" "$STAGE/build"
+LIBBPF_PICK=$(pick_libbpf)
+read -r LIBBPF_VERSION LIBBPF_DEBIAN_VERSION LIBBPF_SUITE <<< "$LIBBPF_PICK"
+# What this toolchain's libbpf is: `offcpu --version` prints it (Makefile).
+echo "$LIBBPF_PICK" > "$STAGE/libbpf.version"
 if [ "$TARGET" = host ]; then
 	build_host
 else

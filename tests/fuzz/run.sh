@@ -17,13 +17,14 @@ status=0
 # libbpf parses --btf files: build it from the toolchain's source with the
 # same sanitizers and coverage, so its parser is what gets explored.
 libbpf_fuzz() {
-	local v src lib=$OUT/libbpf/libbpf.a
-	v=$(sed -n 's/^LIBBPF_VERSION *:= *//p' "$ROOT/toolchain/versions.mk")
-	src=$CACHE/src/libbpf-$v
+	local v src lib
+	read -r v _ < "$CACHE/toolchain/host/libbpf.version" ||
+		{ echo "fuzz: no $CACHE/toolchain/host/libbpf.version (make setup)" >&2; return 1; }
+	src=$CACHE/src/libbpf-$v lib=$OUT/libbpf-$v/libbpf.a
 	[ -d "$src/src" ] || { echo "fuzz: no libbpf source in $src (make setup)" >&2; return 1; }
 	if [ ! -f "$lib" ]; then
-		rm -rf "$OUT/libbpf" && mkdir -p "$OUT/libbpf" || return 1
-		(cd "$OUT/libbpf" && clang ${CFLAGS/fuzzer,/fuzzer-no-link,} -D_LARGEFILE64_SOURCE \
+		rm -rf "${lib%/*}" && mkdir -p "${lib%/*}" || return 1
+		(cd "${lib%/*}" && clang ${CFLAGS/fuzzer,/fuzzer-no-link,} -D_LARGEFILE64_SOURCE \
 			-D_FILE_OFFSET_BITS=64 -I"$src/src" -I"$src/include" -I"$src/include/uapi" \
 			-c "$src"/src/*.c && ar rcs libbpf.a ./*.o) >"$OUT/libbpf.log" 2>&1 || return 1
 	fi
