@@ -323,6 +323,7 @@ static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 	c->pid = pid;
 	c->tid = tid;
 	c->reuse_id = reuse;
+	c->mm = (__u64)BPF_CORE_READ(t, mm);
 	c->pc = ip;
 	c->sp = sp;
 	c->fp = fp;

@@ -170,6 +170,7 @@ struct offcpu_ucopy {
 	__u32 len;		/* bytes of the stack copied from sp (0: unreadable) */
 	__u32 reuse_id;		/* --stack-cache verify: the id the cache would reuse, or 0 */
 	__u32 pad;
+	__u64 mm;		/* its address space (task->mm): another after exec or pid reuse */
 	__u64 pc, sp, fp, lr;	/* user registers at kernel entry */
 	__u8 bytes[];		/* cfg.copy_bytes, the first len valid */
 };

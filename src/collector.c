@@ -61,10 +61,20 @@ static uint64_t now_ns(void)
 static int queue(void *ctx, const struct perf_event_header *rec, uint64_t time)
 {
 	struct collector *c = ctx;
+	const struct perf_record_fork *fork = (const void *)rec;
 
 	/* Now, not when written: a container's files are there while it lives. */
 	if (mapped_files_note(c->files, rec))
 		c->err = -1;
+	/*
+	 * An exec, or a new process (not a thread) under a pid: the unwinder
+	 * reads its new maps (in time order with the -F samples; the copies'
+	 * address space key catches what the BPF ring delivers first).
+	 */
+	if (rec->type == PERF_RECORD_COMM && (rec->misc & PERF_RECORD_MISC_COMM_EXEC))
+		stacks_forget_pid(c->stacks, ((const struct perf_record_comm *)rec)->pid);
+	if (rec->type == PERF_RECORD_FORK && fork->pid == fork->tid)
+		stacks_forget_pid(c->stacks, fork->pid);
 	return ordered_queue(&c->q, rec, time);
 }
 

@@ -254,6 +254,12 @@ int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
 	return 0;
 }
 
+void stacks_forget_pid(struct stacks *s, uint32_t pid)
+{
+	if (s->unwinder)
+		unwinder_forget(s->unwinder, pid);
+}
+
 uint32_t stacks_unwind_regs(void *ctx, uint32_t pid, uint32_t tid, const uint64_t regs[4],
 			    const uint8_t *stack, uint32_t len, bool ends_stack, uint64_t *ip,
 			    uint32_t max)

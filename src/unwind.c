@@ -292,6 +292,7 @@ struct uw_map {
 struct uw_proc {
 	struct uw_map *maps;
 	size_t n;
+	uint64_t mm;	/* the address space the maps were read for (0: unknown) */
 };
 
 struct unwinder {
@@ -467,21 +468,42 @@ static const struct cfi_row *proc_row(void *ctx, uint64_t pc, uint64_t *vaddr,
 	return NULL;
 }
 
-static struct uw_proc *proc_of(struct unwinder *u, uint32_t pid, bool *fresh)
+/*
+ * PID's maps, read again when its address space is another than when they
+ * were read (MM: an exec, or a new process under a reused pid; 0: unknown,
+ * the -F samples, whose exec records forget the pid in time order instead).
+ */
+static struct uw_proc *proc_of(struct unwinder *u, uint32_t pid, uint64_t mm, bool *fresh)
 {
 	struct uw_proc *p = u32_map_get(&u->procs, pid);
 
 	*fresh = false;
-	if (p)
+	if (p && (!mm || !p->mm || p->mm == mm)) {
+		p->mm = p->mm ? p->mm : mm;
 		return p;
-	p = calloc(1, sizeof(*p));
-	if (!p || u32_map_put(&u->procs, pid, p)) {
-		free(p);
-		return NULL;
 	}
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p || u32_map_put(&u->procs, pid, p)) {
+			free(p);
+			return NULL;
+		}
+	}
+	p->mm = mm;
 	read_maps(u, pid, p);
 	*fresh = true;
 	return p;
+}
+
+void unwinder_forget(struct unwinder *u, uint32_t pid)
+{
+	struct uw_proc *p = u32_map_get(&u->procs, pid);
+
+	if (p) {
+		u32_map_del(&u->procs, pid);
+		free(p->maps);
+		free(p);
+	}
 }
 
 uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool ends_stack,
@@ -491,10 +513,11 @@ uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool 
 	struct proc_lookup l = { .u = u, .pid = c->pid };
 	uint32_t n;
 
-	l.p = proc_of(u, c->pid, &l.reread);
+	l.p = proc_of(u, c->pid, c->mm, &l.reread);
 	if (!l.p) {
 		/* Out of memory: the innermost frame, never cached. */
-		*reads = (struct unwind_reads){ .overflow = true };
+		if (reads)
+			*reads = (struct unwind_reads){ .overflow = true };
 		*end = UNWIND_NO_CFI;
 		u->counts.end[UNWIND_NO_CFI]++;
 		ip[0] = c->pc;

@@ -78,6 +78,9 @@ uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool 
 			 uint64_t *ip, uint32_t max, enum unwind_end *end,
 			 struct unwind_reads *reads);
 
+/* PID exec'ed or is another process now: its maps are read again. */
+void unwinder_forget(struct unwinder *u, uint32_t pid);
+
 struct unwind_counts {
 	uint64_t end[UNWIND_NR];
 	uint64_t files, table_bytes;	/* files with CFI read, and their rows' bytes */
