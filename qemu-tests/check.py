@@ -312,9 +312,72 @@ def cell_verdict(a, c, info):
 	why = wakers_verdict(a, c, walks_user_stacks(a.board, release))
 	if why:
 		return 'FAIL', why[:224], ''
+	why, distro = distro_verdict(a, c)
+	if why:
+		return 'FAIL', why[:224], ''
+	stacks.append(distro)
 	return 'PASS', '<br>'.join(stacks), f'{note}; {len(RECORDINGS)} recordings; ' + \
 		'still blocked at the end (on what the kernel offers): ' + blocked + '; wakers'
 
+
+
+def distro_verdict(a, c):
+	"""The distribution-built workload, recorded with the default call graph:
+	the host's criteria (tests/perf_check.py distro, as tests/t_cfi.sh) on
+	perf script and the on-device report.  They hold hard where the guest's
+	offcpu unwound with CFI (its -v line 'user stacks: copied ...'); where it
+	used frame pointers the row gives the figure measured and why not CFI.
+	(why it failed or None, what the row says)."""
+	d = f'{a.dir}/distro'
+	os.makedirs(d, exist_ok=True)
+	hang = c.section('hang-distro')
+	if hang:
+		return 'distro: recording hung; ' + ' '.join(
+			x for x in hang.splitlines()[:3] if x.startswith('--')), ''
+	record = c.section('record-distro')
+	open(f'{d}/record.err', 'w').write(record)
+	if c.rc.get('record-distro') != '0':
+		# offcpu exits with the workload's status (128 + a signal's number).
+		return f'distro: recording failed, exit {c.rc.get("record-distro")}: ' + \
+			last_line(record, 'Captured'), ''
+	how = re.search(r'^user stacks: (.*)$', record, re.M)
+	if not how:
+		return 'distro: -v said nothing about how user stacks were unwound', ''
+	open(f'{d}/workload.out', 'w').write(c.section('workload-distro'))
+	open(f'{d}/folded.txt', 'w').write(c.section('folded-distro'))
+	if c.rc.get('folded-distro') != '0':
+		return 'distro: on-device offcpu report failed: ' + last_line(c.section('folded-distro')), ''
+	try:
+		data = gzip.decompress(base64.b64decode(''.join(c.text.get('perfdata-distro', []))))
+	except (ValueError, OSError, EOFError):
+		data = b''
+	open(f'{d}/perf.data', 'wb').write(data)
+	if not data:
+		return 'distro: no perf.data came back', ''
+	check = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests',
+			     'perf_check.py')
+	# run.sh puts libc's debug file (start_thread's name) into the symfs
+	# where Debian has one: for the host's arch only.
+	unnamed = not os.path.isdir(os.path.join(a.symfs, 'usr/lib/debug'))
+	ok, why = run([sys.executable, check, 'distro', f'{d}/perf.data', f'{d}/workload.out',
+		       '--folded', f'{d}/folded.txt', '--symfs', a.symfs] +
+		      (['--unnamed-start'] if unnamed else []), f'{d}/check.out')
+	out = open(f'{d}/check.out').read()
+	# One line per function and source: '... ms (N calls): +x.y %[  FAIL]'.
+	funcs = re.findall(r'^(?:perf script|offcpu report) +distro_.*$', out, re.M)
+	within = sum(not x.endswith('FAIL') for x in funcs)
+	reach = re.search(r'^\d+ of \d+ samples reach .*\(([0-9.]+) %\)$', out, re.M)
+	if not funcs or not reach:
+		return f'distro: perf_check.py distro: {why}', ''
+	figures = f'{within}/{len(funcs)} function times within 10 % (perf script, on-device ' + \
+		f'report), {reach[1]} % of samples reach the thread start or main' + \
+		(' (no libc symbols here: a start routine, then libc)' if unnamed else '')
+	if how[1].startswith('copied'):
+		if not ok:
+			return f'distro (CFI unwinding, criteria hard): {why}', ''
+		return None, 'distro: CFI: ' + figures
+	no = re.search(r'no CFI unwinding: (.*)\)$', how[1])
+	return None, f'distro: fp stacks, not judged (no CFI: {no[1] if no else how[1]}): ' + figures
 
 
 def wakers_verdict(a, c, user):

@@ -27,7 +27,7 @@ section() {	# NAME CMD...: output and exit status of CMD between markers
 hang_report() {
 	for t in /proc/[0-9]*/task/[0-9]*; do
 		comm=$(cat "$t/comm" 2>/dev/null) || continue
-		case $comm in offcpu|blocker|bl-*|stuck|st-*) ;; *) continue ;; esac
+		case $comm in offcpu|blocker|bl-*|stuck|st-*|distro|ds-*) ;; *) continue ;; esac
 		echo "-- $t $comm state=$(cut -d' ' -f3 "$t/stat") wchan=$(cat "$t/wchan" 2>/dev/null)"
 		cat "$t/stack" 2>/dev/null
 	done
@@ -84,7 +84,21 @@ record -embedded
 # (c) Still hidden, and no BTF used: the BTF-free variant.
 record -nobtf --btf none
 umount /sys/kernel/btf 2>/dev/null
-# (d) Who woke the workload's threads (--wakers; tests/wakers_check.py on the
+# (d) The distribution-built workload (tests/workload/distro.c: dynamic
+# against Debian's glibc, no frame pointers, blocking only in libc) with the
+# default call graph; -v says whether its user stacks were unwound with CFI.
+/offcpu -v -o /tmp/distro.data -- /distro -t 2 >/tmp/distro.out 2>/tmp/distro.err &
+wait_recording $! -distro
+echo "@@BEGIN record-distro"
+cat /tmp/distro.err
+echo "@@END record-distro rc=$rc"
+section workload-distro cat /tmp/distro.out
+section folded-distro /offcpu report -i /tmp/distro.data --folded
+echo "@@BEGIN perfdata-distro"
+gzip -c /tmp/distro.data | base64
+echo "@@END perfdata-distro rc=0"
+rm -f /tmp/distro.data
+# (e) Who woke the workload's threads (--wakers; tests/wakers_check.py on the
 # host checks the guest's folded report).
 /offcpu --wakers -o /tmp/wakers.data -- /blocker -t 2 \
 	>/tmp/wakers.out 2>/tmp/wakers.err &

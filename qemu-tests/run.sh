@@ -70,7 +70,48 @@ make_initramfs() {
 	cp "$ROOT/build/$board/offcpu" "$ROOT/build/$board/blocker" "$ROOT/build/$board/stuck" "$tree/"
 	cp "$HERE/init.sh" "$tree/init"
 	chmod +x "$tree/init"
-	(cd "$tree" && find . | cpio -o -H newc --quiet | gzip -1) > "$OUT/$board/initramfs.gz"
+	add_distro "$board" "$tree" || return 1
+	# The debug files are the host's (perf's --symfs), not the guest's.
+	(cd "$tree" && find . -path ./usr/lib/debug -prune -o -print |
+		cpio -o -H newc --quiet | gzip -1) > "$OUT/$board/initramfs.gz"
+}
+
+# The distribution-built workload (tests/workload/distro.c, dynamic against
+# Debian's glibc) with its dynamic loader at the path its PT_INTERP names and
+# the libraries its DT_NEEDED (and theirs) name in the loader's first system
+# directory, /lib/TRIPLE, all from the packages it was built against: the
+# host's for the host's arch, the cross packages' /usr/TRIPLE/lib otherwise.
+add_distro() {	# BOARD TREE
+	local board=$1 tree=$2 triple libdir interp lib todo seen=" "
+	triple=$(board_var "$board" TRIPLE)
+	libdir=/usr/$triple/lib
+	[ "$(board_var "$board" DEB_ARCH)" = "$(dpkg --print-architecture)" ] && libdir=/lib/$triple
+	cp "$ROOT/build/$board/distro" "$tree/"
+	interp=$(readelf -lW "$tree/distro" | sed -n 's/.*program interpreter: \(.*\)\]/\1/p')
+	[ -n "$interp" ] || { echo "distro: no PT_INTERP" >&2; return 1; }
+	mkdir -p "$tree$(dirname "$interp")" "$tree/lib/$triple"
+	cp -L "$libdir/$(basename "$interp")" "$tree$interp" || return 1
+	todo=$tree/distro
+	while [ -n "$todo" ]; do
+		set -- $todo
+		todo=""
+		for lib in $(readelf -d "$@" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u); do
+			[[ $seen == *" $lib "* || $lib == "$(basename "$interp")" ]] && continue
+			seen+="$lib "
+			cp -L "$libdir/$lib" "$tree/lib/$triple/$lib" || return 1
+			todo+=" $tree/lib/$triple/$lib"
+		done
+	done
+	# libc's local symbols (start_thread, where a thread's stack ends) for
+	# perf script on the host, where Debian ships them (libc6-dbg: the
+	# host's arch only; the cross packages have none).
+	local id dbg
+	id=$(readelf -n "$tree/lib/$triple/libc.so.6" | sed -n 's/.*Build ID: //p')
+	dbg=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
+	if [ -n "$id" ] && [ -r "$dbg" ]; then
+		mkdir -p "$tree$(dirname "$dbg")"
+		cp "$dbg" "$tree$dbg"
+	fi
 }
 
 # The file itself, not tr | grep -q: with pipefail, an early match can kill
@@ -163,6 +204,27 @@ table() {	# the cells run now, from their row files
 	done
 }
 
+legend() {
+	cat <<-'EOF'
+	Each cell: the variants and BTF sources of its recordings; (a)-(c) the
+	blocker workload (frame pointers) with the kernel's BTF, the embedded BTF
+	and `--btf none`, each within the host's tolerances per thread and
+	function in `perf script` and the on-device report (per thread only where
+	the kernel walks no user stacks); threads still blocked at the end; wakers.
+	`distro:` the distribution-built workload (tests/workload/distro.c: -O2,
+	no frame pointers, dynamic against Debian's glibc, blocking only in libc)
+	with the default call graph.  `CFI:` the guest's offcpu unwound it with
+	CFI (its -v line), and the host's criteria (tests/t_cfi.sh, `perf_check.py
+	distro`) are hard: every blocking function within 10 % in `perf script`
+	and in the on-device report, 95 % of the samples reaching start_thread or
+	main; a miss fails the cell.  `fp stacks, not judged (no CFI: why)`: frame
+	pointers, the same figures measured and shown, not judged.  libc's
+	start_thread has a name only where Debian ships libc's debug symbols (the
+	host's arch); elsewhere a thread's start routine followed by libc's
+	frames counts as reaching it (the row says so).
+	EOF
+}
+
 mkdir -p "$OUT"
 select_cells "$@" 3>&1 >"$OUT/cells" | tee "$OUT/early.verdicts"
 mapfile -t SELECTED < "$OUT/cells"
@@ -197,6 +259,8 @@ secs=$(( $(date +%s) - start ))
 		"($JOBS cell(s) at a time, QEMU TCG, $(nproc) cores); Debian kernel package versions as booted."
 	echo
 	table
+	echo
+	legend
 } > "$OUT/RESULTS.md"
 [ $# -eq 0 ] && cp "$OUT/RESULTS.md" "$HERE/RESULTS.md"
 echo
