@@ -114,6 +114,17 @@ class Console:
 		return any(line.startswith('@@DONE') for line in self.lines)
 
 
+def save_data(c, name, path):
+	"""The gzipped, base64 file of console section NAME, written to PATH;
+	its bytes, b'' when none came back whole."""
+	try:
+		data = gzip.decompress(base64.b64decode(''.join(c.text.get(name, []))))
+	except (ValueError, OSError, EOFError):
+		data = b''
+	open(path, 'wb').write(data)
+	return data
+
+
 def walks_user_stacks(board, release):
 	"""s390 got perf_callchain_user() only in Linux 6.7 (commit 504b73d00a55):
 	older s390 kernels record no user frames at all, whatever the tool does."""
@@ -204,12 +215,7 @@ def recording_verdict(a, c, tag, info):
 			workload[:100], ''
 	open(f'{d}/report.txt', 'w').write(sec('report'))
 	open(f'{d}/folded.txt', 'w').write(sec('folded'))
-	try:
-		data = gzip.decompress(base64.b64decode(''.join(c.text.get('perfdata' + tag, []))))
-	except (ValueError, OSError, EOFError):
-		data = b''
-	open(f'{d}/perf.data', 'wb').write(data)
-	if not data:
+	if not save_data(c, 'perfdata' + tag, f'{d}/perf.data'):
 		return 'FAIL', 'no perf.data came back', ''
 	ok, stacks = run([sys.executable, __file__, 'stacks', f'{d}/perf.data',
 			  '--symfs', a.symfs], f'{d}/stacks.out')
@@ -271,12 +277,7 @@ def blocked_verdict(a, c, release):
 			last_line(c.section('blocked_record'), 'offcpu:'), ''
 	open(f'{d}/stuck.out', 'w').write(c.section('stuck'))
 	open(f'{d}/blocked_report.txt', 'w').write(c.section('blocked_report'))
-	try:
-		data = gzip.decompress(base64.b64decode(''.join(c.text.get('blockeddata', []))))
-	except (ValueError, OSError, EOFError):
-		data = b''
-	open(f'{d}/blocked.data', 'wb').write(data)
-	if not data:
+	if not save_data(c, 'blockeddata', f'{d}/blocked.data'):
 		return 'no still-blocked perf.data came back', ''
 	check = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests',
 			     'blocked_check.py')
@@ -347,12 +348,7 @@ def distro_verdict(a, c):
 	open(f'{d}/folded.txt', 'w').write(c.section('folded-distro'))
 	if c.rc.get('folded-distro') != '0':
 		return 'distro: on-device offcpu report failed: ' + last_line(c.section('folded-distro')), ''
-	try:
-		data = gzip.decompress(base64.b64decode(''.join(c.text.get('perfdata-distro', []))))
-	except (ValueError, OSError, EOFError):
-		data = b''
-	open(f'{d}/perf.data', 'wb').write(data)
-	if not data:
+	if not save_data(c, 'perfdata-distro', f'{d}/perf.data'):
 		return 'distro: no perf.data came back', ''
 	check = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests',
 			     'perf_check.py')
