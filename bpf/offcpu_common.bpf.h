@@ -285,15 +285,49 @@ static __always_inline void sum_into(void *map, const void *key, __u64 now, __u6
 	v->cpu = bpf_get_smp_processor_id();
 }
 
-static __always_inline void add_sum(__u32 pid, __u32 tid, struct offcpu_start *s,
-				    __u64 now, __u64 delta)
+/* The sums key of PID/TID's block with start S (its stacks and state). */
+static __always_inline struct offcpu_key block_key(__u32 pid, __u32 tid,
+						   const struct offcpu_start *s)
 {
-	struct offcpu_key key = {
+	return (struct offcpu_key){
 		.pid = pid, .tid = tid, .ustack = s->ustack,
 		.kstack = s->kstack, .state = s->state,
 	};
+}
+
+static __always_inline void add_sum(__u32 pid, __u32 tid, struct offcpu_start *s,
+				    __u64 now, __u64 delta)
+{
+	struct offcpu_key key = block_key(pid, tid, s);
 
 	sum_into(&sums, &key, now, delta);
+}
+
+/* A long block of DELTA ns ending at NOW, as the ring buffer carries it. */
+static __always_inline void fill_event(struct offcpu_event *e, __u32 pid, __u32 tid,
+				       const struct offcpu_start *s, __u64 now, __u64 delta)
+{
+	e->time = now;
+	e->delta = delta;
+	e->pid = pid;
+	e->tid = tid;
+	e->cpu = bpf_get_smp_processor_id();
+	e->state = s->state;
+	e->ustack = s->ustack;
+	e->kstack = s->kstack;
+}
+
+/*
+ * The block with start S ends at *NOW (read here if 0): S no longer holds
+ * one; its length in *DELTA.  False when --min/--max leave it out.
+ */
+static __always_inline bool block_ends(struct offcpu_start *s, __u64 *now, __u64 *delta)
+{
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+	*delta = *now - s->ts;
+	s->ts = 0;
+	return *delta >= cfg.min_ns && *delta <= cfg.max_ns;
 }
 
 static __always_inline void send_event(__u32 pid, __u32 tid,
@@ -309,14 +343,7 @@ static __always_inline void send_event(__u32 pid, __u32 tid,
 		add_sum(pid, tid, s, now, delta);
 		return;
 	}
-	e->time = now;
-	e->delta = delta;
-	e->pid = pid;
-	e->tid = tid;
-	e->cpu = bpf_get_smp_processor_id();
-	e->state = s->state;
-	e->ustack = s->ustack;
-	e->kstack = s->kstack;
+	fill_event(e, pid, tid, s, now, delta);
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -325,11 +352,7 @@ static __always_inline void end_block(__u32 pid, __u32 tid, struct offcpu_start 
 {
 	__u64 delta;
 
-	if (!*now)
-		*now = bpf_ktime_get_ns();
-	delta = *now - s->ts;
-	s->ts = 0;
-	if (delta < cfg.min_ns || delta > cfg.max_ns)
+	if (!block_ends(s, now, &delta))
 		return;
 	if (delta >= cfg.thresh_ns)
 		send_event(pid, tid, s, *now, delta);

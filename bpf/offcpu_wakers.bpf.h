@@ -57,10 +57,7 @@ static __always_inline void waker_of(struct offcpu_start *s, struct offcpu_waker
 static __always_inline void add_wsum(__u32 pid, __u32 tid, struct offcpu_start *s,
 				     __u64 now, __u64 delta)
 {
-	struct offcpu_wkey key = {
-		.k = { .pid = pid, .tid = tid, .ustack = s->ustack,
-		       .kstack = s->kstack, .state = s->state },
-	};
+	struct offcpu_wkey key = { .k = block_key(pid, tid, s) };
 
 	waker_of(s, &key.w);
 	sum_into(&wsums, &key, now, delta);
@@ -77,14 +74,7 @@ static __always_inline void send_wevent(__u32 pid, __u32 tid, struct offcpu_star
 		add_wsum(pid, tid, s, now, delta);
 		return;
 	}
-	e->e.time = now;
-	e->e.delta = delta;
-	e->e.pid = pid;
-	e->e.tid = tid;
-	e->e.cpu = bpf_get_smp_processor_id();
-	e->e.state = s->state;
-	e->e.ustack = s->ustack;
-	e->e.kstack = s->kstack;
+	fill_event(&e->e, pid, tid, s, now, delta);
 	__builtin_memset(&e->w, 0, sizeof(e->w));
 	waker_of(s, &e->w);
 	bpf_ringbuf_submit(e, 0);
@@ -96,11 +86,7 @@ static __always_inline void end_block_waker(__u32 pid, __u32 tid, struct offcpu_
 {
 	__u64 delta;
 
-	if (!*now)
-		*now = bpf_ktime_get_ns();
-	delta = *now - s->ts;
-	s->ts = 0;
-	if (delta < cfg.min_ns || delta > cfg.max_ns)
+	if (!block_ends(s, now, &delta))
 		return;
 	if (delta >= cfg.thresh_ns)
 		send_wevent(pid, tid, s, *now, delta);

@@ -301,22 +301,15 @@ struct stacks *stacks_new(const struct loader *ld, size_t table_budget, uint32_t
 	if (!s)
 		return NULL;
 	s->ld = ld;
-	if (ld->dwarf && !(s->unwinder = unwinder_new(table_budget))) {
-		free(s);
-		return NULL;
-	}
 	if (ld->dwarf) {
+		s->unwinder = unwinder_new(table_budget);
 		s->sample_copy = malloc(sizeof(*s->sample_copy) + copy_bytes);
 		s->sample_copy_bytes = copy_bytes;
-		if (!s->sample_copy) {
-			stacks_free(s);
-			return NULL;
-		}
 	}
 	s->nr_ids = ld->stack_ids;
 	s->by_id = calloc(2 * s->nr_ids, sizeof(*s->by_id));
 	s->buf = calloc(ld->max_stack, sizeof(uint64_t));
-	if (!s->by_id || !s->buf) {
+	if (!s->by_id || !s->buf || (ld->dwarf && (!s->unwinder || !s->sample_copy))) {
 		stacks_free(s);
 		return NULL;
 	}
