@@ -189,24 +189,61 @@ struct {
 /*
  * Copies cfg.copy_bytes of the user stack from SP to DST, or less where the
  * stack mapping ends first (a main thread blocked near its stack top):
- * bpf_probe_read_user copies all or nothing, so each failure retries up to
- * the page boundary below.  Returns the bytes copied, 0 if none.
+ * the reads copy all or nothing, so each failure retries up to the page
+ * boundary below.  The current task's stack, or with OTHER that of task T
+ * (sleepable programs only: the copy may fault pages in).  Returns the
+ * bytes copied, 0 if none.
  */
-static __always_inline __u32 copy_user_stack(__u8 *dst, __u64 sp)
+static __always_inline __u32 copy_user_stack(__u8 *dst, __u64 sp, bool other,
+					     struct task_struct *t)
 {
 	__u64 len = cfg.copy_bytes, end;
+	long err;
 
 	for (int i = 0; i < OFFCPU_COPY_MAX / OFFCPU_PAGE + 2; i++) {
 		/* One register checked and passed: the verifier bounds the size. */
 		asm volatile("" : "+r"(len));
 		if (!len || len > cfg.copy_bytes)
 			return 0;
-		if (!bpf_probe_read_user(dst, len, (void *)sp))
+		if (other)
+			err = bpf_copy_from_user_task(dst, len, (void *)sp, t, 0);
+		else
+			err = bpf_probe_read_user(dst, len, (void *)sp);
+		if (!err)
 			return len;
 		end = (sp + len - 1) & ~(__u64)(OFFCPU_PAGE - 1);
 		len = end > sp ? end - sp : 0;
 	}
 	return 0;
+}
+
+/*
+ * Fills and sends ucopy C: stack ID of thread PID/TID of address space MM,
+ * its user registers and the copy of its stack top (the current task's, or
+ * with OTHER task T's).  REUSE: the id the stack cache would have reused.
+ */
+static __always_inline void send_ucopy(struct offcpu_ucopy *c, __s32 id, __u32 pid, __u32 tid,
+				       __u32 reuse, __u64 mm, __u64 ip, __u64 sp, __u64 fp,
+				       __u64 lr, bool other, struct task_struct *t)
+{
+	c->magic = OFFCPU_UCOPY_MAGIC;
+	c->id = id;
+	c->pid = pid;
+	c->tid = tid;
+	c->reuse_id = reuse;
+	c->mm = mm;
+	c->pc = ip;
+	c->sp = sp;
+	c->fp = fp;
+	c->lr = lr;
+	c->len = copy_user_stack(c->bytes, sp, other, t);
+	if (!c->len)
+		count(STAT_UCOPY_UNREADABLE);
+	else if (c->len < cfg.copy_bytes)
+		count(STAT_UCOPY_SHORT);
+	bpf_ringbuf_submit(c, 0);
+	count(STAT_UCOPY_SENT);
+	count(STAT_USTACK_WALKED);
 }
 
 /*
@@ -316,26 +353,9 @@ static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 	}
 	if (q->seq >= OFFCPU_DWARF_SEQ_MASK - OFFCPU_DWARF_WRAP_MARGIN)
 		*wrap = 1;
-	id = OFFCPU_DWARF_ID | (cpu & (OFFCPU_DWARF_CPUS - 1)) << OFFCPU_DWARF_CPU_SHIFT |
+	id = OFFCPU_DWARF_ID | cpu << OFFCPU_DWARF_CPU_SHIFT |
 	     (q->seq++ & OFFCPU_DWARF_SEQ_MASK);
-	c->magic = OFFCPU_UCOPY_MAGIC;
-	c->id = id;
-	c->pid = pid;
-	c->tid = tid;
-	c->reuse_id = reuse;
-	c->mm = (__u64)BPF_CORE_READ(t, mm);
-	c->pc = ip;
-	c->sp = sp;
-	c->fp = fp;
-	c->lr = lr;
-	c->len = copy_user_stack(c->bytes, sp);
-	if (!c->len)
-		count(STAT_UCOPY_UNREADABLE);
-	else if (c->len < cfg.copy_bytes)
-		count(STAT_UCOPY_SHORT);
-	bpf_ringbuf_submit(c, 0);
-	count(STAT_UCOPY_SENT);
-	count(STAT_USTACK_WALKED);
+	send_ucopy(c, id, pid, tid, reuse, (__u64)BPF_CORE_READ(t, mm), ip, sp, fp, lr, false, NULL);
 	return id;
 }
 

@@ -158,6 +158,8 @@ struct offcpu_spill_scratch {
 #define OFFCPU_DWARF_CPU_SHIFT	20	/* ids: flag, CPU (9 bits), per-CPU sequence */
 #define OFFCPU_DWARF_SEQ_MASK	((1u << OFFCPU_DWARF_CPU_SHIFT) - 1)
 #define OFFCPU_DWARF_CPUS	(1u << (29 - OFFCPU_DWARF_CPU_SHIFT))
+/* The start scan's ids: a CPU field no CPU has (CPUs are fewer, see loader.c). */
+#define OFFCPU_DWARF_SCAN_CPU	(OFFCPU_DWARF_CPUS - 1)
 /* A CPU this close to wrapping stops all reuse first (see dwarf_stack_id). */
 #define OFFCPU_DWARF_WRAP_MARGIN	65536
 #define OFFCPU_UCOPY_MAGIC	(~0ull)

@@ -7,8 +7,10 @@
  *                 attached: every wanted thread already asleep gets a start
  *                 state as if it had blocked now, with its kernel stack
  *                 (bpf_get_task_stack) and, in the sleepable twins (5.18+),
- *                 its user stack walked by frame pointers from its saved
- *                 registers with bpf_copy_from_user_task.  Its block then
+ *                 its user stack from its saved registers with
+ *                 bpf_copy_from_user_task: a copy for user space to unwind
+ *                 with CFI (--call-graph dwarf), else walked by frame
+ *                 pointers.  Its block then
  *                 ends like any other, at its switch-in or at the end.
  *   scan_end_task at the end, after sched_switch is detached: the start
  *                 states still set (threads still blocked) of the task
@@ -161,6 +163,45 @@ static __always_inline __s32 scan_ustack(struct task_struct *t)
 	return scan_store(&ustack_spill, f, STAT_USTACK_SPILLED, DROP_USTACK);
 }
 
+/* Dwarf ids handed out by the scans, as scan_seq for the spill ids. */
+__u32 scan_dwarf_seq;
+
+/*
+ * --call-graph dwarf: sleeping T's saved user registers and a copy of its
+ * stack top go to user space, which unwinds them with CFI as it does a
+ * block's (dwarf_stack_id); without them a thread asleep the whole
+ * recording would keep the frame-pointer stack, which stops in a libc
+ * built without frame pointers.  The ids' CPU field is
+ * OFFCPU_DWARF_SCAN_CPU: this program can be preempted, and sched_switch
+ * on its CPU owns that CPU's sequence.  The stack cache is neither read
+ * nor bypassed (the entry user space writes after the unwind serves the
+ * thread's next block).  Falls back to the frame-pointer walk when the ring
+ * is full (counted).  Sleepable programs only.
+ */
+static __always_inline __s32 scan_dwarf(struct task_struct *t, __u32 pid, __u32 tid)
+{
+	struct offcpu_ucopy *c;
+	__u64 ip, sp, fp, lr;
+	struct pt_regs *r;
+	__u32 seq = scan_dwarf_seq;
+
+	if (t->flags & OFFCPU_PF_KTHREAD)
+		return -1;
+	r = (struct pt_regs *)bpf_task_pt_regs(t);
+	if (!r || !OFFCPU_UREGS_EXIST((struct pt_regs *)0) || seq > OFFCPU_DWARF_SEQ_MASK)
+		return scan_ustack(t);
+	c = bpf_ringbuf_reserve(&events, sizeof(*c) + cfg.copy_bytes, 0);
+	if (!c) {
+		count(DROP_UCOPY);
+		return scan_ustack(t);
+	}
+	scan_dwarf_seq = seq + 1;
+	OFFCPU_UREGS(r, ip, sp, fp, lr);
+	seq |= OFFCPU_DWARF_ID | OFFCPU_DWARF_SCAN_CPU << OFFCPU_DWARF_CPU_SHIFT;
+	send_ucopy(c, seq, pid, tid, 0, (__u64)t->mm, ip, sp, fp, lr, true, t);
+	return seq;
+}
+
 static __always_inline void scan_report(struct seq_file *seq, struct task_struct *t,
 					struct offcpu_start *s)
 {
@@ -210,7 +251,9 @@ static __always_inline void scan_start(struct bpf_iter__task *ctx, bool task_sto
 		return;
 	now = bpf_ktime_get_ns();
 	s->kstack = cfg.want_kstack ? scan_kstack(t) : -1;
-	s->ustack = ustack && cfg.want_ustack ? scan_ustack(t) : -1;
+	s->ustack = -1;
+	if (ustack && cfg.want_ustack)
+		s->ustack = cfg.dwarf ? scan_dwarf(t, pid, tid) : scan_ustack(t);
 	s->ukey = 0;
 	s->state = state;
 	s->tgid = pid;

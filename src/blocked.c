@@ -27,8 +27,15 @@ static int take_records(struct offcpu_blocked *buf, size_t *have, record_fn fn, 
 	return err;
 }
 
-/* Runs the task iterator PROG once: FN for each record it writes. */
-static int run_iter(struct bpf_program *prog, record_fn fn, void *ctx)
+/*
+ * Runs the task iterator PROG once: FN for each record it writes, POLL (or
+ * NULL) after each read.  The dwarf start scan puts a stack copy in the
+ * ring per thread, more than the ring holds on a busy machine: each read
+ * runs the program over the next few hundred threads, so emptying the ring
+ * between reads keeps them all.
+ */
+static int run_iter(struct bpf_program *prog, record_fn fn, void *ctx, blocked_poll_fn poll,
+		    void *poll_ctx)
 {
 	static struct offcpu_blocked buf[256];
 	struct bpf_link *link = bpf_program__attach_iter(prog, NULL);
@@ -45,6 +52,8 @@ static int run_iter(struct bpf_program *prog, record_fn fn, void *ctx)
 			break;
 		have += n;
 		err = take_records(buf, &have, fn, ctx);
+		if (poll)
+			poll(poll_ctx);
 	}
 	if (fd < 0 || n < 0)
 		fprintf(stderr, "offcpu: cannot run the task iterator %s: %s\n",
@@ -65,12 +74,13 @@ static int count_start(void *ctx, const struct offcpu_blocked *b)
 	return 0;
 }
 
-int blocked_scan_start(struct loader *l, struct blocked_start *st)
+int blocked_scan_start(struct loader *l, struct blocked_start *st, blocked_poll_fn poll,
+		       void *poll_ctx)
 {
 	memset(st, 0, sizeof(*st));
 	if (!l->scan_start)
 		return 0;
-	return run_iter(l->scan_start, count_start, st);
+	return run_iter(l->scan_start, count_start, st, poll, poll_ctx);
 }
 
 /*
@@ -190,7 +200,7 @@ int blocked_scan_end(struct loader *l, uint64_t end, blocked_fn fn, void *ctx,
 
 	*ran = 0;
 	if (l->scan_end)
-		return run_iter(l->scan_end, end_one, &w);
+		return run_iter(l->scan_end, end_one, &w, NULL, NULL);
 	if (l->tid_start_fd >= 0)
 		return end_hash(l->tid_start_fd, &w);
 	return 0;

@@ -25,11 +25,16 @@ struct blocked_start {
 	uint64_t ustacks;	/* of those with a user stack */
 };
 
+/* Called between two reads of a scan: the ring's consumer (see run_iter). */
+typedef void (*blocked_poll_fn)(void *ctx);
+
 /*
  * Run the start scan, if the loader chose one (after sched_switch is
- * attached).  Returns 0, or -1 after one line on stderr.
+ * attached); POLL (or NULL) between reads.  Returns 0, or -1 after one
+ * line on stderr.
  */
-int blocked_scan_start(struct loader *l, struct blocked_start *st);
+int blocked_scan_start(struct loader *l, struct blocked_start *st, blocked_poll_fn poll,
+		       void *poll_ctx);
 
 /* One thread still blocked: its start state, and the CPU it last ran on. */
 typedef int (*blocked_fn)(void *ctx, const struct offcpu_blocked *b, uint32_t cpu);

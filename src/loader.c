@@ -214,7 +214,7 @@ bool loader_dwarf(const struct offcpu_opts *o, const struct probe *p, const char
 		no = "no user stacks recorded";
 	else if (o->unwind == UNWIND_FPTR)
 		no = "--call-graph fp";
-	else if (libbpf_num_possible_cpus() > (int)OFFCPU_DWARF_CPUS)
+	else if (libbpf_num_possible_cpus() > (int)OFFCPU_DWARF_SCAN_CPU)
 		no = "more possible CPUs than its stack ids can name";
 	else if (o->unwind == UNWIND_DEFAULT && !OFFCPU_DWARF_DEFAULT)
 		no = "not the default on " OFFCPU_TARGET " yet (frame-pointer steps over code "

@@ -368,11 +368,18 @@ struct session {
  * so their window is the recording's, and after the command left its wait
  * for the go (offcpu's own doing, not the command's).
  */
+static void scan_poll(void *ctx)
+{
+	struct session *s = ctx;
+
+	collector_poll(s->c, 0);
+}
+
 static int scan_start(struct session *s)
 {
 	struct blocked_start st;
 
-	if (blocked_scan_start(&s->ld, &st))
+	if (blocked_scan_start(&s->ld, &st, scan_poll, s))
 		return -1;
 	if (s->o->verbose && s->ld.scan_start)
 		fprintf(stderr, "offcpu: asleep at the start: %llu threads (%llu with a user stack%s)\n",

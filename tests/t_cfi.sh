@@ -186,3 +186,28 @@ else
 	fail cfi-record-bash-past-libc "$why"
 fi
 grep 'unwound\|copies\|not recorded' "$WORK/sys.err" | sed 's/^/    /'
+
+# A bash asleep in the read builtin before the recording starts: only the
+# start scan (bpf/offcpu_blocked.bpf.h) sees its block begin, and its stack
+# copy must unwind past libc as a block's does.  The read ends during the
+# recording, so the block is an offcpu-time sample.  A recording with
+# --call-graph fp runs beside it as the control: its walk stops in libc.
+bash -c 'read -t 6 x < <(sleep 7)' &
+bpid=$!
+for _ in $(seq 1 100); do
+	[ "$(awk '{print $3}' "/proc/$bpid/stat" 2>/dev/null)" = S ] && break
+	sleep 0.05
+done
+"$OFFCPU" -a -d 8 -o "$WORK/asleep.data" 2>"$WORK/asleep.err" &
+dpid=$!
+"$OFFCPU" -a -d 8 --call-graph fp -o "$WORK/asleep-fp.data" 2>/dev/null &
+fpid=$!
+wait "$dpid" || fail cfi-record-asleep-runs "exit $?: $(tail -n 1 "$WORK/asleep.err")"
+wait "$fpid" || true
+wait "$bpid" 2>/dev/null || true	# read's timeout: status 142
+check cfi-record-asleep-bash-past-libc $CHECK has "$WORK/asleep.data" --pid "$bpid" --func read_builtin
+if $CHECK has "$WORK/asleep-fp.data" --pid "$bpid" --func read_builtin >/dev/null 2>&1; then
+	fail cfi-record-asleep-fp-can-fail "frame pointers alone reached read_builtin"
+else
+	pass cfi-record-asleep-fp-can-fail
+fi

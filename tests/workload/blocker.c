@@ -11,6 +11,9 @@
  * so a test can compare what the profiler attributed to every thread and
  * function, and the sum over a thread with everything recorded for it.
  * <preempted_ns> follows <count> on thread lines: see bracket_close.
+ * `calls` lines follow, for people reading a failed check: per function,
+ * the calls that switched out voluntarily, those only preempted, and the
+ * longest wall-minus-CPU time of a call that never switched out voluntarily.
  *
  * Off-CPU time is what the profiler measures: from the switch-out of a
  * sleeping thread to its next switch-in.  A wall clock around the blocking
@@ -45,6 +48,8 @@ struct fn_stat {
 	uint64_t off_ns;
 	uint64_t count;
 	uint64_t preempted_ns;
+	/* Diagnostics (`calls` lines): how each call left the CPU. */
+	uint64_t voluntary, involuntary_only, unswitched_ns_max;
 };
 
 struct thread_truth {
@@ -125,8 +130,15 @@ static void bracket_close(const struct bracket *b, struct fn_stat *st)
 	 * clocks leave over is theirs (a TCG guest's clocks leave up to 44 us
 	 * a call on a pipe write that never blocks), not off-CPU time.
 	 */
-	if (nvcsw == b->nvcsw)
+	if (nvcsw == b->nvcsw) {
+		if (nivcsw != b->nivcsw)
+			st->involuntary_only++;
+		if (off > st->unswitched_ns_max)
+			st->unswitched_ns_max = off;
 		off = 0;
+	} else {
+		st->voluntary++;
+	}
 	st->off_ns += off;
 	st->count++;
 	if (nivcsw != b->nivcsw)
@@ -421,6 +433,14 @@ static void print_truth(void)
 			printf("path %s %llu %llu\n", threads[i].fn[j].name,
 			       (unsigned long long)threads[i].fn[j].off_ns,
 			       (unsigned long long)threads[i].fn[j].count);
+	/* For a failed check's log: a block the clocks missed shows here. */
+	for (size_t i = 0; i < NTHREADS; i++)
+		for (int j = 0; j < MAX_FUNCS && threads[i].fn[j].name; j++)
+			printf("calls %s voluntary %llu involuntary-only %llu"
+			       " unswitched-max-us %llu\n", threads[i].fn[j].name,
+			       (unsigned long long)threads[i].fn[j].voluntary,
+			       (unsigned long long)threads[i].fn[j].involuntary_only,
+			       (unsigned long long)threads[i].fn[j].unswitched_ns_max / 1000);
 }
 
 int main(int argc, char **argv)
