@@ -221,16 +221,14 @@ static __always_inline void scan_report(struct seq_file *seq, struct task_struct
  * seen runnable again below and its start is taken back; one that blocks
  * again first overwrites it at its switch-out.  The state alone tells
  * asleep from runnable (a wake-up sets TASK_RUNNING before it queues the
- * task); a thread caught between setting its state and calling schedule()
- * blocks a moment later and its switch-out overwrites the start, unless it
- * changes its mind after the second look below (not counted: a window of
- * nanoseconds).  task_struct::on_rq would say more, at the price of a field
- * every minimal BTF would have to carry.
+ * task); a thread between setting its state and its switch-out is still on
+ * its CPU (on_cpu) and is left to sched_switch.
  */
 static __always_inline void scan_start(struct bpf_iter__task *ctx, bool task_storage,
 				       bool ustack)
 {
 	struct task_struct *t = ctx->task;
+	__s32 kstack, ustack_id = -1;
 	struct offcpu_start *s;
 	__u32 state, pid, tid;
 	__u64 now;
@@ -242,6 +240,14 @@ static __always_inline void scan_start(struct bpf_iter__task *ctx, bool task_sto
 	state = task_state(t) & 0xff;
 	if (!(state & cfg.state_mask) || !wanted(t, pid, tid, true))
 		return;
+	/*
+	 * Still on a CPU though its state says asleep: between setting its
+	 * state and its switch-out, which sched_switch sees.  A start made
+	 * here would be ended at that switch-out as a block whose switch-in
+	 * was missed.
+	 */
+	if (bpf_core_field_exists(t->on_cpu) && t->on_cpu)
+		return;
 	s = start_of(t, tid, task_storage, true);
 	if (!s) {
 		count(DROP_STORAGE);
@@ -250,10 +256,18 @@ static __always_inline void scan_start(struct bpf_iter__task *ctx, bool task_sto
 	if (s->ts)	/* sched_switch saw it block already */
 		return;
 	now = bpf_ktime_get_ns();
-	s->kstack = cfg.want_kstack ? scan_kstack(t) : -1;
-	s->ustack = -1;
+	/*
+	 * The stacks first, the start state after: the user stack's copy can
+	 * sleep, and a thread woken meanwhile may have run and blocked again,
+	 * its switch-out's start then stands.
+	 */
+	kstack = cfg.want_kstack ? scan_kstack(t) : -1;
 	if (ustack && cfg.want_ustack)
-		s->ustack = cfg.dwarf ? scan_dwarf(t, pid, tid) : scan_ustack(t);
+		ustack_id = cfg.dwarf ? scan_dwarf(t, pid, tid) : scan_ustack(t);
+	if (s->ts)
+		return;
+	s->kstack = kstack;
+	s->ustack = ustack_id;
 	s->ukey = 0;
 	s->state = state;
 	s->tgid = pid;
