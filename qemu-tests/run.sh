@@ -177,7 +177,8 @@ run_cell() {	# BOARD SUITE
 		echo "PASS|$ver|$variant|$btf|${secs}s|$stacks|$note" > "$dir/row"
 		echo "PASS $cell ($pkg $ver, $variant, btf $btf, ${secs}s; $stacks; $note)"
 	else
-		echo "FAIL|$ver|$variant|$btf|${secs}s||$retried" > "$dir/row"
+		# The reason in the table too: CI shows the table, not always this log.
+		echo "FAIL|$ver|$variant|$btf|${secs}s|${stacks//|//}|$retried" > "$dir/row"
 		echo "FAIL $cell: $stacks ($pkg $ver, ${secs}s)"	# the reason
 	fi
 }

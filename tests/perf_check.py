@@ -133,6 +133,20 @@ def read_truth(path):
     return truth
 
 
+def read_calls(path):
+    """blocker's diagnostic `calls <function> voluntary N involuntary-only M
+    unswitched-max-us U` lines: {function: text}, for a failed check's log."""
+    calls = {}
+    try:
+        for line in open(path):
+            p = line.split()
+            if len(p) == 8 and p[0] == 'calls':
+                calls[p[1]] = ' '.join(p[2:])
+    except OSError:
+        pass
+    return calls
+
+
 def by_thread(samples, pid=None):
     """Off-CPU time per tid: total, per function on the callchain, comms seen."""
     t = defaultdict(lambda: dict(total=0, funcs=defaultdict(int), comms=set(), n=0))
@@ -189,8 +203,9 @@ def check_truth(a, rec, n):
                       f' ({pre / 1e6:.1f} ms preempted), perf {got / 1e6:.1f} ms'
                       f' ({pct(got, ns)}{"" if ok else " MISMATCH"})')
                 if not ok:
+                    how = read_calls(a.workload).get(fn)
                     bad.append(f'{comm} {fn} {got / 1e6:.1f} ms vs {ns / 1e6:.1f} ms'
-                               f' ({pre / 1e6:.1f} preempted)')
+                               f' ({pre / 1e6:.1f} preempted{"; calls " + how if how else ""})')
         ok = within(r['total'], want, count, preempted, a)
         print(f'{comm}/{tid} all: workload {want / 1e6:.1f} ms, perf {r["total"] / 1e6:.1f} ms'
               f' in {r["n"]} samples ({pct(r["total"], want)}{"" if ok else " MISMATCH"})')
