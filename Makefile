@@ -12,6 +12,8 @@ BOARDS  := $(patsubst board/%.mk,%,$(wildcard board/*.mk))
 JOBS    ?= $(shell nproc)
 
 include board/$(TARGET).mk
+# Its facts reach the compiler flags: a changed board file rebuilds.
+BOARD_MK := board/$(TARGET).mk
 
 VERSION := 0.1.0
 TC      := $(CACHE)/toolchain/$(TARGET)
@@ -115,10 +117,10 @@ $(PROTO_GEN)/%.pb-c.c $(PROTO_GEN)/%.pb-c.h: src/%.proto
 	protoc-c --proto_path=src --c_out=$(PROTO_GEN) $<
 
 # --- BPF object, compiled per board (endianness and __TARGET_ARCH differ) ---
-$(BPF_OBJ): $(BPF_SRCS) $(HDRS) $(HOSTTC)/.done | $(BPFB)
+$(BPF_OBJ): $(BPF_SRCS) $(HDRS) $(BOARD_MK) $(HOSTTC)/.done | $(BPFB)
 	$(CLANG) $(BPF_CFLAGS) -c bpf/offcpu.bpf.c -o $@
 # The BTF-free variant: a second object without CO-RE relocations.
-$(BPF_TP_OBJ): $(BPF_SRCS) $(HDRS) $(HOSTTC)/.done | $(BPFB)
+$(BPF_TP_OBJ): $(BPF_SRCS) $(HDRS) $(BOARD_MK) $(HOSTTC)/.done | $(BPFB)
 	$(CLANG) $(BPF_CFLAGS) -c bpf/offcpu_tp.bpf.c -o $@
 
 $(BPFB) $(B) build/gen/$(TARGET):
@@ -139,7 +141,7 @@ $(BTF_ARCHIVE): $(wildcard btf/*/*.btf btf/*.sh btf/*.py) btf/manifest.tsv $(BPF
 $(B)/embed.o: src/embed.S $(BPF_OBJ) $(BPF_TP_OBJ) $(BTF_ARCHIVE) | $(B)
 	$(CC) -c -DBPF_OBJ='"$(BPF_OBJ)"' -DBPF_TP_OBJ='"$(BPF_TP_OBJ)"' -DBTF_ARCHIVE='"$(BTF_ARCHIVE)"' src/embed.S -o $@
 
-$(B)/%.o: src/%.c $(HDRS) $(PROTO_H) $(TC)/.done $(SYMTC)/.done $(PBTC)/.done | $(B)
+$(B)/%.o: src/%.c $(HDRS) $(BOARD_MK) $(PROTO_H) $(TC)/.done $(SYMTC)/.done $(PBTC)/.done | $(B)
 	$(CC) $(CFLAGS) -c $< -o $@
 $(B)/profile.pb-c.o: $(PROTO_C) $(PROTO_H) $(PBTC)/.done | $(B)
 	$(CC) $(CFLAGS) -c $< -o $@
@@ -150,14 +152,14 @@ $(B)/offcpu: $(patsubst src/%.c,$(B)/%.o,$(SRCS)) $(B)/profile.pb-c.o $(B)/embed
 
 # Test workloads: static, symbols kept, frame pointers (back chain on s390x).
 workloads: $(B)/blocker $(B)/blocker-bid $(B)/seccomp_run $(B)/distro $(B)/stuck
-$(B)/blocker: tests/workload/blocker.c $(TC)/.done | $(B)
+$(B)/blocker: tests/workload/blocker.c $(BOARD_MK) $(TC)/.done | $(B)
 	$(CC) -std=gnu11 $(WARN) -static -O2 -g $(WORKLOAD_CFLAGS) -pthread $< -o $@
 # The same with a build-id (this toolchain adds none by default): the
 # container test checks files by it (t_container).
-$(B)/blocker-bid: tests/workload/blocker.c $(TC)/.done | $(B)
+$(B)/blocker-bid: tests/workload/blocker.c $(BOARD_MK) $(TC)/.done | $(B)
 	$(CC) -std=gnu11 $(WARN) -static -O2 -g $(WORKLOAD_CFLAGS) -Wl,--build-id=sha1 -pthread $< -o $@
 # Threads that block and never wake (still-blocked threads, t_blocked).
-$(B)/stuck: tests/workload/stuck.c $(TC)/.done | $(B)
+$(B)/stuck: tests/workload/stuck.c $(BOARD_MK) $(TC)/.done | $(B)
 	$(CC) -std=gnu11 $(WARN) -static -O2 -g $(WORKLOAD_CFLAGS) -pthread $< -o $@
 # Programs of the host, as a user builds them (Debian's compilers, dynamic):
 # the report must name their frames as perf does (t_parity).

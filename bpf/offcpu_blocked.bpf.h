@@ -215,6 +215,20 @@ static __always_inline void scan_report(struct seq_file *seq, struct task_struct
 }
 
 /*
+ * task_struct::on_cpu, an int before 7.x and a u8 since: read at the
+ * kernel's size, zero or not in either byte order.
+ */
+static __always_inline bool task_on_cpu(struct task_struct *t)
+{
+	__u32 on = 0;
+
+	if (!bpf_core_field_exists(t->on_cpu))
+		return false;
+	bpf_core_read(&on, bpf_core_field_size(t->on_cpu), &t->on_cpu);
+	return on;
+}
+
+/*
  * T asleep now in a wanted state, never seen blocking by sched_switch: its
  * start state as if it had blocked now.  A thread woken meanwhile either
  * finds the state at its switch-in (and counts the block from now), or is
@@ -246,7 +260,7 @@ static __always_inline void scan_start(struct bpf_iter__task *ctx, bool task_sto
 	 * here would be ended at that switch-out as a block whose switch-in
 	 * was missed.
 	 */
-	if (bpf_core_field_exists(t->on_cpu) && t->on_cpu)
+	if (task_on_cpu(t))
 		return;
 	s = start_of(t, tid, task_storage, true);
 	if (!s) {

@@ -78,7 +78,7 @@ struct task_struct {
 	pid_t tgid;
 	struct mm_struct *mm;
 	struct sched_entity se;
-	int on_cpu;		/* SMP kernels: running, or switching out */
+	int on_cpu;		/* SMP kernels: running, or switching out (u8 in 7.x) */
 } __attribute__((preserve_access_index));
 
 struct task_struct___old {
