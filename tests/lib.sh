@@ -22,6 +22,12 @@ check() {
 	if "$@" >"$WORK/check.out" 2>&1; then pass "$name"; else
 		fail "$name" "$(tail -n 3 "$WORK/check.out" | tr '\n' ' ')"; fi
 }
+# check_fails NAME WHY CMD...: a control that must fail (a check run on what
+# it must reject); WHY says what passing would mean.
+check_fails() {
+	local name=$1 why=$2; shift 2
+	if "$@" >/dev/null 2>&1; then fail "$name" "$why"; else pass "$name"; fi
+}
 
 # use_host_btf: make $OFFCPU record on a host kernel without BTF
 # (/sys/kernel/btf/vmlinux), as users of such kernels do: through --btf with

@@ -141,11 +141,8 @@ else
 	fail cfi-record-stack-cache-verify-task-stack "$(grep -m1 'stack cache' "$WORK/rawtp.err" || tail -n 1 "$WORK/rawtp.err")"
 fi
 record_distro fp --call-graph fp
-if $CHECK distro "$WORK/fp.data" "$WORK/fp.out" >"$WORK/fp.check" 2>&1; then
-	fail cfi-record-fp-check-can-fail "frame pointers alone passed the distro check"
-else
-	pass cfi-record-fp-check-can-fail
-fi
+check_fails cfi-record-fp-check-can-fail "frame pointers alone passed the distro check" \
+	$CHECK distro "$WORK/fp.data" "$WORK/fp.out"
 
 # The on-CPU samples (-F) get the same unwinding: the kernel copies their
 # user registers and stack, offcpu unwinds them.  A program built with
@@ -157,11 +154,8 @@ if [ -x "$ONCPU" ]; then
 		fail cfi-record-oncpu-runs "exit $?: $(tail -n 1 "$WORK/oncpu.err")"
 	check cfi-record-oncpu-dwarf $CHECK oncpu "$WORK/oncpu.data" --comm oncpu --func oncpu_compare
 	"$OFFCPU" -F 499 --call-graph fp -o "$WORK/oncpu-fp.data" -- "$ONCPU" 1 >/dev/null 2>&1
-	if $CHECK oncpu "$WORK/oncpu-fp.data" --comm oncpu --func oncpu_compare >/dev/null 2>&1; then
-		fail cfi-record-oncpu-fp-can-fail "frame pointers alone reached main through qsort"
-	else
-		pass cfi-record-oncpu-fp-can-fail
-	fi
+	check_fails cfi-record-oncpu-fp-can-fail "frame pointers alone reached main through qsort" \
+		$CHECK oncpu "$WORK/oncpu-fp.data" --comm oncpu --func oncpu_compare
 else
 	fail cfi-record-oncpu "$ONCPU not built (make host-workloads)"
 fi
@@ -206,8 +200,5 @@ wait "$dpid" || fail cfi-record-asleep-runs "exit $?: $(tail -n 1 "$WORK/asleep.
 wait "$fpid" || true
 wait "$bpid" 2>/dev/null || true	# read's timeout: status 142
 check cfi-record-asleep-bash-past-libc $CHECK has "$WORK/asleep.data" --pid "$bpid" --func read_builtin
-if $CHECK has "$WORK/asleep-fp.data" --pid "$bpid" --func read_builtin >/dev/null 2>&1; then
-	fail cfi-record-asleep-fp-can-fail "frame pointers alone reached read_builtin"
-else
-	pass cfi-record-asleep-fp-can-fail
-fi
+check_fails cfi-record-asleep-fp-can-fail "frame pointers alone reached read_builtin" \
+	$CHECK has "$WORK/asleep-fp.data" --pid "$bpid" --func read_builtin
