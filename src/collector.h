@@ -46,12 +46,12 @@ static inline uint64_t collector_lost(const struct collector_stats *st)
  * existing processes.  PIDS are the tgids tracked for -p/-t/command (empty:
  * whole system).  Returns NULL after printing a one-line error.
  */
-/* -F: on-CPU sampling starts now, with the recording proper. */
-void collector_sample(struct collector *c);
-
 struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 				  const struct offcpu_opts *o,
 				  const uint32_t *pids, size_t nr_pids);
+
+/* -F: on-CPU sampling starts now, with the recording proper. */
+void collector_sample(struct collector *c);
 
 /* Poll both streams for up to TIMEOUT_MS and write what is old enough. */
 int collector_poll(struct collector *c, int timeout_ms);

@@ -363,11 +363,7 @@ struct session {
 	struct child ch;
 };
 
-/*
- * Threads asleep now get their start (src/blocked.c): last of the set-up,
- * so their window is the recording's, and after the command left its wait
- * for the go (offcpu's own doing, not the command's).
- */
+/* Between the start scan's reads: its stack copies leave the ring. */
 static void scan_poll(void *ctx)
 {
 	struct session *s = ctx;
@@ -375,6 +371,11 @@ static void scan_poll(void *ctx)
 	collector_poll(s->c, 0);
 }
 
+/*
+ * Threads asleep now get their start (src/blocked.c): last of the set-up,
+ * so their window is the recording's, and after the command left its wait
+ * for the go (offcpu's own doing, not the command's).
+ */
 static int scan_start(struct session *s)
 {
 	struct blocked_start st;

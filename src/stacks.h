@@ -40,15 +40,15 @@ int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
 /* The one block of user stack ID was written: a dwarf id's frames go. */
 void stacks_done(struct stacks *s, int32_t id);
 
+/* PID exec'ed, or a new process has it: unwind its stacks with its new maps. */
+void stacks_forget_pid(struct stacks *s, uint32_t pid);
+
 /*
  * --call-graph dwarf for a -F sample: REGS (pc, sp, frame pointer, link
  * register) and LEN bytes of stack from sp, copied by the kernel, unwound
  * into IP (at most MAX frames); 0 without an unwinder.  A task_events
  * unwind callback (CTX: the stacks).
  */
-/* PID exec'ed, or a new process has it: unwind its stacks with its new maps. */
-void stacks_forget_pid(struct stacks *s, uint32_t pid);
-
 uint32_t stacks_unwind_regs(void *ctx, uint32_t pid, uint32_t tid, const uint64_t regs[4],
 			    const uint8_t *stack, uint32_t len, bool ends_stack, uint64_t *ip,
 			    uint32_t max);

@@ -24,10 +24,6 @@ struct task_events;
 void sw_event_attr(struct perf_event_attr *a, uint64_t config, uint64_t sample_type);
 
 /*
- * Opens the events on NCPUS CPUs.  PIDS are the tgids tracked (none: the
- * whole system).  Returns NULL after printing a one-line error.
- */
-/*
  * --call-graph dwarf for the -F samples: the kernel copies each sample's user
  * registers and COPY_BYTES of its stack (perf's REGS_USER and STACK_USER),
  * FN unwinds them into IP (at most MAX frames, innermost first; ENDS_STACK:
@@ -42,7 +38,11 @@ struct task_events_unwind {
 	uint32_t copy_bytes;
 };
 
-/* UW: NULL, or how the -F samples' user stacks are unwound (copied above). */
+/*
+ * Opens the events on NCPUS CPUs.  PIDS are the tgids tracked (none: the
+ * whole system).  UW: NULL, or how the -F samples' user stacks are unwound
+ * (copied above).  Returns NULL after printing a one-line error.
+ */
 struct task_events *task_events_open(const struct offcpu_opts *o, int ncpus,
 				     const uint32_t *pids, size_t nr_pids,
 				     const struct task_events_unwind *uw);
