@@ -182,13 +182,12 @@ static __always_inline __s32 scan_dwarf(struct task_struct *t, __u32 pid, __u32 
 {
 	struct offcpu_ucopy *c;
 	__u64 ip, sp, fp, lr;
-	struct pt_regs *r;
 	__u32 seq = scan_dwarf_seq;
 
 	if (t->flags & OFFCPU_PF_KTHREAD)
 		return -1;
-	r = (struct pt_regs *)bpf_task_pt_regs(t);
-	if (!r || !OFFCPU_UREGS_EXIST((struct pt_regs *)0) || seq > OFFCPU_DWARF_SEQ_MASK)
+	if (!OFFCPU_UREGS_EXIST((struct pt_regs *)0) || seq > OFFCPU_DWARF_SEQ_MASK ||
+	    !task_uregs(t, true, &ip, &sp, &fp, &lr))
 		return scan_ustack(t);
 	c = bpf_ringbuf_reserve(&events, sizeof(*c) + cfg.copy_bytes, 0);
 	if (!c) {
@@ -196,7 +195,6 @@ static __always_inline __s32 scan_dwarf(struct task_struct *t, __u32 pid, __u32 
 		return scan_ustack(t);
 	}
 	scan_dwarf_seq = seq + 1;
-	OFFCPU_UREGS(r, ip, sp, fp, lr);
 	seq |= OFFCPU_DWARF_ID | OFFCPU_DWARF_SCAN_CPU << OFFCPU_DWARF_CPU_SHIFT;
 	send_ucopy(c, seq, pid, tid, 0, (__u64)t->mm, ip, sp, fp, lr, true, t);
 	return seq;
