@@ -46,13 +46,14 @@ index_error() {
 download() {
 	local pkg=$1 ver=$2 suite=$3 arch=$4 dir=$CACHE/debs/$3 pattern deb
 	# apt writes an epoch as %3a in the file name.
-	pattern="$dir/${pkg}_${ver#*:}_$arch.deb"
+	pattern="$dir/${pkg}_*${ver#*:}_$arch.deb"
 	deb=$(compgen -G "$pattern" | head -1 || true)
 	if [ -z "$deb" ]; then
 		mkdir -p "$dir"
 		(cd "$dir" && "$APT" download -q "$pkg:$arch=$ver" >&2) ||
 			{ echo "fetch.sh: $suite/$arch: cannot download $pkg $ver" >&2; return 1; }
-		deb=$(compgen -G "$pattern" | head -1)
+		deb=$(compgen -G "$pattern" | head -1 || true)
+		[ -n "$deb" ] || { echo "fetch.sh: $suite/$arch: $pkg $ver downloaded, but no $pattern" >&2; return 1; }
 	fi
 	echo "$deb"
 }
@@ -110,7 +111,7 @@ listed_deb() {	# BOARD SUITE PKG VERSION SHA256 -> "DEB<tab>FROM"
 	local board=$1 suite=$2 pkg=$3 ver=$4 sha=$5 arch s deb
 	arch=$(board_var "$board" DEB_ARCH)
 	for s in ${SERIES[$suite]}; do
-		deb=$(compgen -G "$CACHE/debs/$s/${pkg}_${ver#*:}_$arch.deb" | head -1 || true)
+		deb=$(compgen -G "$CACHE/debs/$s/${pkg}_*${ver#*:}_$arch.deb" | head -1 || true)
 		[ -n "$deb" ] && [ "$(sha_of "$deb")" = "$sha" ] && { printf '%s\t%s\n' "$deb" "$s"; return 0; }
 	done
 	for s in ${SERIES[$suite]}; do

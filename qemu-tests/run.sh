@@ -74,7 +74,9 @@ make_initramfs() {	# BOARD [EXTRA_BTF...]
 	make -s -C "$ROOT" TARGET="$board" BTF_EXTRA="$*" all workloads >&2 || return 1
 	rm -rf "$tree"
 	mkdir -p "$tree/bin"
-	cp "$("$HERE/fetch.sh" busybox "$board")" "$tree/bin/busybox"
+	local busybox
+	busybox=$("$HERE/fetch.sh" busybox "$board") || return 1
+	cp "$busybox" "$tree/bin/busybox" || return 1
 	cp "$ROOT/build/$board/offcpu" "$ROOT/build/$board/blocker" "$ROOT/build/$board/stuck" "$tree/"
 	cp "$HERE/init.sh" "$tree/init"
 	chmod +x "$tree/init"
