@@ -69,7 +69,7 @@ BPF_TP_OBJ := $(BPFB)/offcpu_tp.bpf.o
 BTF_ARCHIVE := build/gen/$(TARGET)/btf_archive.bin
 
 .PHONY: FORCE workloads host-workloads all help setup toolchain host asan all-targets test unit fuzz bench btf \
-	qemu-test demo stress mutants clean distclean kernels
+	qemu-test demo stress mutants clean distclean kernels install
 
 all: $(B)/offcpu
 
@@ -83,6 +83,7 @@ help:
 	@echo "make test               every test: unit, host integration, static builds, QEMU matrix"
 	@echo "make qemu-test [CELLS=arm64-6.12,...]   the QEMU kernel matrix alone"
 	@echo "make btf                regenerate the embedded minimal BTF (btf/)"
+	@echo "make install [PREFIX=/usr/local] [DESTDIR=]  the binary of TARGET and the man pages (docs/*.1)"
 	@echo "make kernels            move qemu-tests/kernels.tsv to the registry's kernels now, then make btf"
 	@echo "make bench              overhead benchmarks (prints a table)"
 	@echo "make fuzz               run each fuzz harness for 60 s (FUZZ_SECONDS)"
@@ -276,6 +277,15 @@ btf:
 
 # A deliberate update of the matrix's kernels to what the registry has now,
 # then of their embedded BTF (never done by a test run).
+# What a package needs (Debian, Buildroot and Yocto recipes call this):
+# the static binary of TARGET and the man pages.
+PREFIX  ?= /usr/local
+MANPAGES := $(wildcard docs/*.1)
+install: $(B)/offcpu
+	install -D -m 0755 $(B)/offcpu $(DESTDIR)$(PREFIX)/bin/offcpu
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0644 $(MANPAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
+
 kernels:
 	qemu-tests/fetch.sh list > qemu-tests/kernels.tsv.new
 	mv qemu-tests/kernels.tsv.new qemu-tests/kernels.tsv
