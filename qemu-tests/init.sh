@@ -100,7 +100,7 @@ echo "@@END perfdata-distro rc=0"
 rm -f /tmp/distro.data
 # (e) Who woke the workload's threads (--wakers; tests/wakers_check.py on the
 # host checks the guest's folded report).
-/offcpu --wakers -o /tmp/wakers.data -- /blocker -t 2 \
+/offcpu -v --wakers -o /tmp/wakers.data -- /blocker -t 2 \
 	>/tmp/wakers.out 2>/tmp/wakers.err &
 wait_recording $! -wakers
 echo "@@BEGIN record-wakers"
