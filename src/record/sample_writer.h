@@ -10,12 +10,11 @@
 #include <stdint.h>
 #include <linux/perf_event.h>
 
-#include "cli.h"
-#include "stacks.h"
+#include "record/cli.h"
+#include "record/stacks.h"
 
 /* Our synthetic sample ids, far from the kernel's small counters. */
 #define OFFCPU_ID	(1ull << 62)
-#define OFFCPU_WAKER_ID	(OFFCPU_ID + 2)	/* offcpu-waker (--wakers, src/wakers.h); + 1: offcpu-blocked */
 
 /*
  * perf before 5.19 adds PERF_SAMPLE_RAW to every bpf-output event it reads;

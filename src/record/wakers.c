@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proc_sync.h"
-#include "wakers.h"
+#include "lib/procfs.h"
+#include "record/wakers.h"
 
 /*
  * Kernel functions that mean the wakeup ran in interrupt context, the first
@@ -42,18 +42,6 @@ struct wakers {
 	uint64_t lo[NR_FUNCS], hi[NR_FUNCS];	/* [lo, hi); lo 0: not found */
 	struct stack *cut;	/* the waker's kernel stack, cut */
 };
-
-const char *waker_kind_frame(uint32_t kind)
-{
-	switch (kind) {
-	case WAKER_TIMER: return "[timer]";
-	case WAKER_SOFTIRQ: return "[softirq]";
-	case WAKER_IRQ: return "[irq]";
-	case WAKER_NO_KSTACK: return "[waker-kernel-stack-not-recorded]";
-	case WAKER_UNKNOWN: return "[no-wakeup-seen]";
-	}
-	return NULL;
-}
 
 static int func_index(const char *name)
 {

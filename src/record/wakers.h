@@ -14,31 +14,9 @@
 #include <stdint.h>
 
 #include "offcpu.h"
-#include "sample_writer.h"
-#include "stacks.h"
-
-enum waker_kind {
-	WAKER_UNKNOWN,		/* no wakeup seen (never in a waker sample) */
-	WAKER_TASK,		/* a user task, with its stacks */
-	WAKER_KTHREAD,		/* a kernel thread */
-	WAKER_TIMER,		/* a timer (hrtimer, timer wheel), in interrupt context */
-	WAKER_SOFTIRQ,		/* another softirq */
-	WAKER_IRQ,		/* a hardware interrupt or an IPI, or the idle task */
-	WAKER_NO_KSTACK,	/* its kernel stack not recorded (maps full): the kind unknown */
-	WAKER_KIND_MAX,
-};
-
-/* The RAW payload of an offcpu-waker sample (native byte order). */
-struct waker_raw {
-	uint32_t pair;		/* the RAW of the offcpu-time sample it belongs to */
-	uint32_t sleeper_pid, sleeper_tid;
-	uint32_t kind;		/* enum waker_kind */
-	char comm[16];		/* the waker's name; for an interrupt, the interrupted task's */
-	uint32_t pad;
-};
-
-/* "[timer]", "[softirq]", ... for the kinds that are no task, else NULL. */
-const char *waker_kind_frame(uint32_t kind);
+#include "format/waker_record.h"
+#include "record/sample_writer.h"
+#include "record/stacks.h"
 
 struct wakers;
 typedef int (*wakers_queue_fn)(void *ctx, const struct perf_event_header *rec, uint64_t time);
