@@ -10,12 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "archive.h"
-#include "build_id.h"
-#include "buildid_cache.h"
-#include "perf_data_reader.h"
-#include "perf_records.h"
-#include "tar_writer.h"
+#include "archive/archive.h"
+#include "lib/build_id.h"
+#include "lib/buildid_cache.h"
+#include "format/perf_data_reader.h"
+#include "format/perf_records.h"
+#include "archive/tar_writer.h"
 
 /* Mappings remembered per file, whose process may still hold it. */
 #define MAX_MAPS	4

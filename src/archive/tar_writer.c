@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "tar_writer.h"
+#include "archive/tar_writer.h"
 
 #define BLOCK		512
 #define NAME_LEN	100

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "perf_data.h"
+#include "format/perf_data.h"
 
 #define NAME_ALIGN	64
 #define BUF_SIZE	(64 * 1024)

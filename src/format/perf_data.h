@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <linux/perf_event.h>
 
-#include "perf_records.h"
+#include "format/perf_records.h"
 
 /* Feature bits (perf's HEADER_* numbering from tools/perf/util/header.h). */
 enum pd_feature {

@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "perf_data_reader.h"
-#include "perf_records.h"
+#include "format/perf_data_reader.h"
+#include "format/perf_records.h"
 
 #define PD_ERR(...) (snprintf(err, errlen, __VA_ARGS__), -1)
 #define MAX_EVENTS	4096

@@ -3,7 +3,7 @@
 #ifndef OFFCPU_PERF_DATA_READER_H
 #define OFFCPU_PERF_DATA_READER_H
 
-#include "perf_data.h"
+#include "format/perf_data.h"
 
 struct pd_build_id {
 	uint16_t misc;		/* PERF_RECORD_MISC_USER/KERNEL */

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "build_id.h"
+#include "lib/build_id.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3

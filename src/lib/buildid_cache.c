@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "build_id.h"
-#include "buildid_cache.h"
+#include "lib/build_id.h"
+#include "lib/buildid_cache.h"
 
 static int fits(int n, size_t len)
 {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hashset.h"
+#include "lib/hashset.h"
 
 static size_t u32_slot(const struct u32_map *m, uint32_t key)
 {

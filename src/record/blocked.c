@@ -10,7 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "blocked.h"
+#include "record/blocked.h"
 
 typedef int (*record_fn)(void *ctx, const struct offcpu_blocked *b);
 

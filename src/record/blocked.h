@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "loader.h"
+#include "record/loader.h"
 #include "offcpu.h"
 
 /* The offcpu-blocked event's sample id (offcpu-time's is OFFCPU_ID). */

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "btf_archive.h"
+#include "record/btf_archive.h"
 
 #define MAGIC		"OCBTFAR1"
 #define HDR_SIZE	16

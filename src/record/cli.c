@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "record/cli.h"
 #include "offcpu.h"
 
 enum {

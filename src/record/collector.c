@@ -14,17 +14,17 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "build_id.h"
-#include "collector.h"
-#include "buildid_cache.h"
-#include "hashset.h"
-#include "mapped_files.h"
-#include "ordered.h"
-#include "proc_sync.h"
-#include "sample_writer.h"
-#include "stacks.h"
-#include "task_events.h"
-#include "wakers.h"
+#include "lib/build_id.h"
+#include "record/collector.h"
+#include "lib/buildid_cache.h"
+#include "lib/hashset.h"
+#include "record/mapped_files.h"
+#include "record/ordered.h"
+#include "record/synthesis.h"
+#include "record/sample_writer.h"
+#include "record/stacks.h"
+#include "record/task_events.h"
+#include "record/wakers.h"
 
 /*
  * A record may only be written once nothing older can still arrive: the

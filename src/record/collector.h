@@ -12,12 +12,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "blocked.h"
-#include "cli.h"
-#include "loader.h"
+#include "record/blocked.h"
+#include "record/cli.h"
+#include "record/loader.h"
 #include "offcpu.h"
-#include "perf_data.h"
-#include "unwind.h"
+#include "format/perf_data.h"
+#include "unwind/unwind.h"
 
 struct collector;
 

@@ -15,8 +15,8 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "embed.h"
-#include "loader.h"
+#include "record/embed.h"
+#include "record/loader.h"
 #include "offcpu.h"
 
 /* Map sizes, chosen to keep locked memory under 4 MiB by default. */

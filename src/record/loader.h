@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cli.h"
-#include "probe.h"
-#include "target.h"
+#include "record/cli.h"
+#include "record/probe.h"
+#include "record/target.h"
 
 struct bpf_object;
 struct bpf_link;

@@ -7,10 +7,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "build_id.h"
-#include "buildid_cache.h"
-#include "hashset.h"
-#include "mapped_files.h"
+#include "lib/build_id.h"
+#include "lib/buildid_cache.h"
+#include "lib/hashset.h"
+#include "record/mapped_files.h"
 
 #define FILE_BUCKETS	1024
 /* Different files seen at one path before we stop comparing (bounds the reads). */

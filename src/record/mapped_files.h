@@ -15,8 +15,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "perf_data.h"
-#include "perf_records.h"
+#include "format/perf_data.h"
+#include "format/perf_records.h"
 
 struct mapped_files;
 

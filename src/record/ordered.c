@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ordered.h"
+#include "record/ordered.h"
 
 int ordered_queue(struct ordered_events *oe, const struct perf_event_header *rec,
 		  uint64_t time)

@@ -18,10 +18,10 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "btf_archive.h"
-#include "embed.h"
-#include "probe.h"
-#include "proc_sync.h"
+#include "record/btf_archive.h"
+#include "record/embed.h"
+#include "record/probe.h"
+#include "lib/procfs.h"
 
 #define KVER(a, b, c) (((a) << 16) + ((b) << 8) + (c))
 #define SYS_BTF "/sys/kernel/btf/vmlinux"

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "tracefs.h"
+#include "record/tracefs.h"
 
 enum btf_source {
 	BTF_NONE,

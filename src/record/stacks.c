@@ -5,11 +5,11 @@
 
 #include <bpf/bpf.h>
 
-#include "hashset.h"
+#include "lib/hashset.h"
 #include "offcpu.h"
-#include "proc_sync.h"
-#include "stacks.h"
-#include "unwind.h"
+#include "lib/procfs.h"
+#include "record/stacks.h"
+#include "unwind/unwind.h"
 
 struct stack_set {
 	struct stack **v;	/* open addressing by the frames' hash */

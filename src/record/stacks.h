@@ -13,9 +13,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "loader.h"
+#include "record/loader.h"
 #include "offcpu.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 struct stack {
 	uint32_t nr;

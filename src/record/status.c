@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "status.h"
+#include "record/status.h"
 
 void status_init(struct status *s, FILE *out, uint64_t start)
 {

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "collector.h"
+#include "record/collector.h"
 
 #define STATUS_INTERVAL_NS	500000000ull	/* at most twice a second */
 

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "proc_sync.h"
-#include "target.h"
+#include "lib/procfs.h"
+#include "record/target.h"
 
 static int add_pids(struct target *t, const struct id_list *pids)
 {

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cli.h"
+#include "record/cli.h"
 
 struct target {
 	bool pid_filter;	/* the BPF program keeps only pids: -p or a command */

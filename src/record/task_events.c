@@ -12,10 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hashset.h"
-#include "ordered.h"
-#include "proc_sync.h"
-#include "task_events.h"
+#include "lib/hashset.h"
+#include "record/ordered.h"
+#include "record/synthesis.h"
+#include "record/task_events.h"
 
 #define RING_PAGES	64
 /* -F with dwarf: each sample carries a stack copy (8 KiB by default). */

@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cli.h"
-#include "perf_data.h"
-#include "proc_sync.h"
+#include "record/cli.h"
+#include "format/perf_data.h"
+#include "record/synthesis.h"
 
 struct task_events;
 

@@ -7,7 +7,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
-#include "tracefs.h"
+#include "record/tracefs.h"
 
 #define FORMAT_MAX	16384	/* sched_switch's is ~2 KiB; longer is not a format */
 

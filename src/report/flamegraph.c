@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flamegraph.h"
-#include "hashset.h"
+#include "report/flamegraph.h"
+#include "lib/hashset.h"
 
 #define WIDTH		1200.0
 #define ROW		17

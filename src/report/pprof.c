@@ -11,8 +11,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "hashset.h"
-#include "pprof.h"
+#include "lib/hashset.h"
+#include "report/pprof.h"
 #include "profile.pb-c.h"
 
 /* Sample types, in this order; the first is the one pprof shows by default. */

@@ -14,15 +14,15 @@
 #include <sys/utsname.h>
 #include <time.h>
 
-#include "build_id.h"
-#include "buildid_cache.h"
-#include "flamegraph.h"
-#include "hashset.h"
-#include "perf_data_reader.h"
-#include "pprof.h"
-#include "report.h"
-#include "symbolize.h"
-#include "wakers.h"
+#include "lib/build_id.h"
+#include "lib/buildid_cache.h"
+#include "report/flamegraph.h"
+#include "lib/hashset.h"
+#include "format/perf_data_reader.h"
+#include "report/pprof.h"
+#include "report/report.h"
+#include "symbols/symbolize.h"
+#include "format/waker_record.h"
 
 #define MAX_FRAMES	512
 #define MAX_PIDS	1024

@@ -11,8 +11,8 @@
 #include <lzma.h>
 #include <zlib.h>
 
-#include "build_id.h"
-#include "debuginfo.h"
+#include "lib/build_id.h"
+#include "symbols/debuginfo.h"
 
 #define DEBUG_DIR	"/usr/lib/debug"
 /* Bounds on what one untrusted file may make us allocate. */

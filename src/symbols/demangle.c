@@ -4,7 +4,7 @@
 
 #include <libiberty/demangle.h>
 
-#include "demangle.h"
+#include "symbols/demangle.h"
 
 /*
  * Symbol names are untrusted (they come from any mapped file), and

@@ -10,13 +10,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "build_id.h"
-#include "buildid_cache.h"
-#include "debuginfo.h"
-#include "demangle.h"
-#include "hashset.h"
-#include "proc_sync.h"
-#include "symbolize.h"
+#include "lib/build_id.h"
+#include "lib/buildid_cache.h"
+#include "symbols/debuginfo.h"
+#include "symbols/demangle.h"
+#include "lib/hashset.h"
+#include "lib/procfs.h"
+#include "symbols/symbolize.h"
 
 #define DSO_BUCKETS	4096
 /* Bounds on what one untrusted file may make us allocate. */

@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cfi.h"
+#include "unwind/cfi.h"
 
 /* Rows per FDE: Debian's libc has at most a few hundred. */
 #define MAX_FDE_STEPS	4096

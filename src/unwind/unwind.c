@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hashset.h"
-#include "proc_sync.h"
-#include "unwind.h"
+#include "lib/hashset.h"
+#include "lib/procfs.h"
+#include "unwind/unwind.h"
 
 const char *const unwind_end_names[UNWIND_NR] = {
 	[UNWIND_CFI] = "complete by CFI",

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cfi.h"
+#include "unwind/cfi.h"
 #include "offcpu.h"
 
 /* How an unwind ended: complete, or cut short and why. */

@@ -6,7 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cfi.h"
+#include "unwind/cfi.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

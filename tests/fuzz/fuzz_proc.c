@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proc_sync.h"
+#include "lib/procfs.h"
+#include "record/synthesis.h"
 
 volatile unsigned result;	/* keeps the parsers' results live */
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracefs.h"
+#include "record/tracefs.h"
 
 volatile unsigned result;	/* keeps the parser's results live */
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 #define MAX_ROWS 8
 

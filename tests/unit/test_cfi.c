@@ -29,8 +29,8 @@
 #include <sys/wait.h>
 #include <dirent.h>
 
-#include "cfi.h"
-#include "symbolize.h"
+#include "unwind/cfi.h"
+#include "symbols/symbolize.h"
 
 static int failures, case_failures;
 static char first_failure[512];

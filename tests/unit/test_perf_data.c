@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "perf_data_reader.h"
+#include "format/perf_data_reader.h"
 #include "swap_perf_data.h"
 
 static char dir[] = "/tmp/offcpu-unit-pd.XXXXXX";

@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "proc_sync.h"
+#include "lib/procfs.h"
+#include "record/synthesis.h"
 
 
 /* The line of /proc/self/maps that contains ADDR ("" if none). */

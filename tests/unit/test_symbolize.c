@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "build_id.h"
+#include "lib/build_id.h"
 #include "check.h"
-#include "symbolize.h"
+#include "symbols/symbolize.h"
 
 static char self[4096];
 static char dir[] = "/tmp/offcpu-test-sym.XXXXXX";

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "tracefs.h"
+#include "record/tracefs.h"
 
 #define HDR "format:\n" \
 	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n" \

@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "hashset.h"
-#include "unwind.h"
+#include "lib/hashset.h"
+#include "unwind/unwind.h"
 
 #define SP0	0x7000ull
 
