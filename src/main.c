@@ -372,7 +372,7 @@ static void scan_poll(void *ctx)
 }
 
 /*
- * Threads asleep now get their start (src/blocked.c): last of the set-up,
+ * Threads asleep now get their start (src/record/blocked.c): last of the set-up,
  * so their window is the recording's, and after the command left its wait
  * for the go (offcpu's own doing, not the command's).
  */

@@ -4,7 +4,7 @@
 #    satisfies every CO-RE relocation of the *current* BPF object of each board
 #    that embeds it (libbpf's own relocation logic, tests/unit/btf_check.c; a
 #    stale archive fails here: run `make btf`), and the checker can fail;
-#  - the archive round trip: archive.sh packs, src/btf_archive.c finds by
+#  - the archive round trip: archive.sh packs, src/record/btf_archive.c finds by
 #    arch/release (arm64 = aarch64), truncated or corrupted archives are errors
 #    and never crash (ASan/UBSan);
 #  - the host BTF path: the host's BTF reduced the same way satisfies the

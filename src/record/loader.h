@@ -46,7 +46,7 @@ struct loader {
 	int wsums_fd;		/* --wakers: sums keyed by the waker too, else -1 */
 	int kthreads_fd;	/* tp,hash with -u: kernel threads by tid, else -1 */
 	int tid_start_fd;	/* hash variants: per-thread start state, else -1 */
-	/* Task iterators (src/blocked.c), NULL where the kernel or options exclude them. */
+	/* Task iterators (src/record/blocked.c), NULL where the kernel or options exclude them. */
 	struct bpf_program *scan_start;	/* threads asleep at the start */
 	struct bpf_program *scan_end;	/* task storage at the end */
 	bool scan_ustack;	/* scan_start walks user stacks too */

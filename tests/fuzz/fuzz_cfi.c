@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* libFuzzer: the CFI table builder (src/cfi.c, libdw) from any bytes. */
+/* libFuzzer: the CFI table builder (src/unwind/cfi.c, libdw) from any bytes. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of src/symbolize.c: this PIE's own functions through its real
+ * Unit tests of src/symbols/symbolize.c: this PIE's own functions through its real
  * mappings, maps over time (fork, exec, exit, pid reuse, a mapping punched
  * into another), kallsyms (aliases, KASLR shift), build-id mismatch,
  * hostile files (truncated ELF, FIFO), and mangled names: C++, Rust legacy
