@@ -13,7 +13,6 @@ source "$(dirname "$0")/lib.sh"
 CACHE=${OFFCPU_CACHE:-$HOME/.cache/offcpu}
 HOSTTC=$CACHE/toolchain/host
 CHECK=$ROOT/build/unit/btf_check
-board_var() { make -s --no-print-directory -C "$ROOT" TARGET="$1" "print-$2"; }
 boards() { for mk in "$ROOT"/board/*.mk; do basename "$mk" .mk; done; }
 
 # The board's BPF object built from the current source with the Makefile's
