@@ -1,5 +1,5 @@
 #!/bin/bash
-# Size and build time of the CFI unwinding tables (src/cfi.c) for every
+# Size and build time of the CFI unwinding tables (src/unwind/cfi.c) for every
 # executable file mapped by a process on this machine right now: the figures
 # behind the table memory budget (issue 13).  Not part of `make bench`'s
 # table yet; prints one summary line.
@@ -12,8 +12,9 @@ OUT=$ROOT/build/bench
 mkdir -p "$OUT"
 # -O2 without sanitizers: the cost offcpu itself would pay.
 gcc -O2 -std=gnu11 -D_GNU_SOURCE -I"$ROOT/src" -I"$CACHE/toolchain/host/include" \
-	"$ROOT/tests/unit/test_cfi.c" "$ROOT/src/cfi.c" "$ROOT/src/symbolize.c" "$ROOT/src/build_id.c" "$ROOT/src/buildid_cache.c" \
-	"$ROOT/src/proc_sync.c" "$ROOT/src/hashset.c" "$ROOT/src/debuginfo.c" "$ROOT/src/demangle.c" \
+	"$ROOT/tests/unit/test_cfi.c" "$ROOT/src/unwind/cfi.c" "$ROOT/src/symbols/symbolize.c" "$ROOT/src/lib/build_id.c" \
+	"$ROOT/src/lib/buildid_cache.c" "$ROOT/src/lib/procfs.c" "$ROOT/src/lib/hashset.c" "$ROOT/src/symbols/debuginfo.c" \
+	"$ROOT/src/symbols/demangle.c" \
 	-I"$CACHE/toolchain/host-sym/include" -L"$CACHE/toolchain/host/lib" -L"$CACHE/toolchain/host-sym/lib" \
 	-ldw -lelf -liberty -llzma -lz -o "$OUT/cfi_sizes"
 mapfile -t files < <(cat /proc/[0-9]*/maps 2>/dev/null | awk '$2 ~ /x/ && $6 ~ /^\// { print $6 }' | sort -u)

@@ -307,7 +307,7 @@ static __always_inline bool task_uregs(struct task_struct *t, bool tp_btf,
 /*
  * --call-graph dwarf: the user registers saved at kernel entry and the top
  * of the user stack go to user space, which unwinds them with the CFI of
- * the mapped files (src/unwind.c); the block carries a fresh id for that
+ * the mapped files (src/unwind/unwind.c); the block carries a fresh id for that
  * stack, or the cached one (ucache) when the stack is provably the same.
  * Returns the id; when the ring buffer is full, the frame-pointer stack's
  * (counted), or -1.

@@ -45,7 +45,7 @@ struct offcpu_config {
 	 */
 	__u32 thread_size, uregs_pad;
 	__u32 copy_bytes;	/* --call-graph dwarf,SIZE: bytes copied from the user sp */
-	/* tp,hash: record offsets from tracefs's format files (src/tracefs.c). */
+	/* tp,hash: record offsets from tracefs's format files (src/record/tracefs.c). */
 	__u32 tp_prev_state_off, tp_prev_state_size;	/* sched_switch: long */
 	__u32 tp_next_pid_off;
 	__u32 tp_parent_pid_off, tp_child_pid_off;	/* sched_process_fork */
@@ -55,7 +55,7 @@ struct offcpu_config {
 /*
  * --wakers: the task that woke a blocked thread (sched_waking), or the task
  * an interrupt happened to interrupt (user space tells them apart by the
- * kernel stack, see src/wakers.c).
+ * kernel stack, see src/record/wakers.c).
  */
 #define OFFCPU_WAKER_SEEN	0x1	/* a wakeup ended this block */
 #define OFFCPU_WAKER_KTHREAD	0x2	/* the current task was a kernel thread */
@@ -149,7 +149,7 @@ struct offcpu_spill_scratch {
  * the top of the user stack into the ring buffer (struct offcpu_ucopy) and
  * names the stack with a fresh id: OFFCPU_DWARF_ID, the CPU and a per-CPU
  * sequence.
- * User space unwinds the copy with the files' CFI (src/unwind.c) before any
+ * User space unwinds the copy with the files' CFI (src/unwind/unwind.c) before any
  * sample naming the id: the copy is reserved in the same ring before the
  * block ends.  Copies start with OFFCPU_UCOPY_MAGIC where an offcpu_event
  * has its time.

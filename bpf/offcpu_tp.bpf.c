@@ -7,7 +7,7 @@
  * carries CO-RE relocations, even in programs it does not load.  This one
  * reads no kernel structure: the fields it needs come from the tracepoint
  * records, at offsets user space reads from tracefs's format files
- * (src/tracefs.c); the thread ids at switch-out from
+ * (src/record/tracefs.c); the thread ids at switch-out from
  * bpf_get_current_pid_tgid (prev is current there); the tgid at switch-in
  * from the start state stored at switch-out.
  *

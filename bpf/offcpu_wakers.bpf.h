@@ -5,7 +5,7 @@
  * are stored in the thread's start; at its switch-in the block is sent or
  * summed with them (wsums instead of sums).  In interrupt context the current
  * task is whatever ran there: user space recognises that from the kernel
- * stack (src/wakers.c), which is why the waker's kernel stack is always
+ * stack (src/record/wakers.c), which is why the waker's kernel stack is always
  * walked.  Included by the CO-RE object only: the classic sched_waking
  * record has no task to look up (tp,hash says "not supported").
  */

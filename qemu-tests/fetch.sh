@@ -26,7 +26,7 @@ LIST=${OFFCPU_KERNELS:-$HERE/kernels.tsv}
 # bookworm-backports carries it for all three architectures.
 declare -A SERIES=([bullseye]=bullseye [bookworm]=bookworm [trixie]="trixie bookworm-backports" [sid]=sid)
 
-board_var() { make -s --no-print-directory -C "$ROOT" TARGET="$1" "print-$2"; }
+. "$ROOT/tests/board.sh"
 
 field() { "$APT" --cache show "$1/$2" 2>/dev/null | awk -v f="$3:" '$1 == f { print $2; exit }'; }
 

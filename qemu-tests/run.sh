@@ -36,7 +36,7 @@ SUITES=(bullseye bookworm trixie sid)
 BOARDS=()
 for mk in "$ROOT"/board/*.mk; do BOARDS+=("$(basename "$mk" .mk)"); done
 
-board_var() { make -s --no-print-directory -C "$ROOT" TARGET="$1" "print-$2"; }
+. "$ROOT/tests/board.sh"
 
 has_suite() { [[ " $(board_var "$1" KERNEL_SUITES) " == *" $2 "* ]]; }
 

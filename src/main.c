@@ -14,19 +14,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "archive.h"
-#include "btf_archive.h"
-#include "cli.h"
-#include "blocked.h"
-#include "collector.h"
-#include "embed.h"
-#include "loader.h"
-#include "perf_data.h"
-#include "probe.h"
-#include "proc_sync.h"
-#include "report.h"
-#include "status.h"
-#include "target.h"
+#include "archive/archive.h"
+#include "record/btf_archive.h"
+#include "record/cli.h"
+#include "record/blocked.h"
+#include "record/collector.h"
+#include "record/embed.h"
+#include "record/loader.h"
+#include "format/perf_data.h"
+#include "record/probe.h"
+#include "record/synthesis.h"
+#include "report/report.h"
+#include "record/status.h"
+#include "record/target.h"
 
 static volatile sig_atomic_t stop_signal;
 /* The signal that killed the profiled command, raised again at the very end. */
@@ -372,7 +372,7 @@ static void scan_poll(void *ctx)
 }
 
 /*
- * Threads asleep now get their start (src/blocked.c): last of the set-up,
+ * Threads asleep now get their start (src/record/blocked.c): last of the set-up,
  * so their window is the recording's, and after the command left its wait
  * for the go (offcpu's own doing, not the command's).
  */

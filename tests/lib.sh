@@ -6,6 +6,8 @@ ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 OFFCPU=${OFFCPU:-$ROOT/build/x86_64/offcpu}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/offcpu-test.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
+# board_var BOARD VAR: a fact of board/BOARD.mk (make print-VAR).
+source "$ROOT/tests/board.sh"
 
 pass() { echo "PASS $1" | tee -a "$RESULTS"; }
 fail() { echo "FAIL $1: $2" | tee -a "$RESULTS"; }

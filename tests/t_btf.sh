@@ -4,7 +4,7 @@
 #    satisfies every CO-RE relocation of the *current* BPF object of each board
 #    that embeds it (libbpf's own relocation logic, tests/unit/btf_check.c; a
 #    stale archive fails here: run `make btf`), and the checker can fail;
-#  - the archive round trip: archive.sh packs, src/btf_archive.c finds by
+#  - the archive round trip: archive.sh packs, src/record/btf_archive.c finds by
 #    arch/release (arm64 = aarch64), truncated or corrupted archives are errors
 #    and never crash (ASan/UBSan);
 #  - the host BTF path: the host's BTF reduced the same way satisfies the
@@ -13,7 +13,6 @@ source "$(dirname "$0")/lib.sh"
 CACHE=${OFFCPU_CACHE:-$HOME/.cache/offcpu}
 HOSTTC=$CACHE/toolchain/host
 CHECK=$ROOT/build/unit/btf_check
-board_var() { make -s --no-print-directory -C "$ROOT" TARGET="$1" "print-$2"; }
 boards() { for mk in "$ROOT"/board/*.mk; do basename "$mk" .mk; done; }
 
 # The board's BPF object built from the current source with the Makefile's

@@ -1,5 +1,5 @@
 #!/bin/bash
-# CFI tables (src/cfi.c) against binutils: for the real libc.so.6 of each
+# CFI tables (src/unwind/cfi.c) against binutils: for the real libc.so.6 of each
 # board (Debian's, host and cross packages) and a distribution-built program,
 # every row readelf --debug-dump=frames-interp prints must get the same CFA,
 # return-address and frame-pointer rules from offcpu's table (the table

@@ -4,8 +4,6 @@
 # the bpf() syscall) under qemu-user.
 source "$(dirname "$0")/lib.sh"
 
-board() { make -s --no-print-directory -C "$ROOT" TARGET="$1" "print-$2"; }
-
 for mk in "$ROOT"/board/*.mk; do
 	b=$(basename "$mk" .mk)
 	bin=$ROOT/build/$b/offcpu
@@ -14,8 +12,8 @@ for mk in "$ROOT"/board/*.mk; do
 		continue
 	fi
 	f=$(file -b "$bin")
-	machine=$(board "$b" ELF_MACHINE)
-	endian=$(board "$b" ELF_ENDIAN)
+	machine=$(board_var "$b" ELF_MACHINE)
+	endian=$(board_var "$b" ELF_ENDIAN)
 	if [[ "$f" == *"$endian executable, $machine,"* && "$f" == *"statically linked"* ]]; then
 		pass "static-$b-elf"
 	else
@@ -24,7 +22,7 @@ for mk in "$ROOT"/board/*.mk; do
 	size=$(stat -c %s "$bin")
 	[ "$size" -le $((1536 * 1024)) ] && pass "static-$b-size-$((size / 1024))KiB" \
 		|| fail "static-$b-size" "$size bytes > 1.5 MiB"
-	run=$(board "$b" QEMU_USER)
+	run=$(board_var "$b" QEMU_USER)
 	[ "$b" = x86_64 ] && run=
 	if $run "$bin" --version 2>&1 | grep -q "offcpu .*($b; musl"; then
 		pass "static-$b-version"

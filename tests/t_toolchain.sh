@@ -8,7 +8,6 @@ source "$(dirname "$0")/lib.sh"
 
 CACHE=${OFFCPU_CACHE:-${CACHE:-$HOME/.cache/offcpu}}
 export OFFCPU_CACHE=$CACHE
-board() { make -s --no-print-directory -C "$ROOT" TARGET="$1" "print-$2"; }
 ver() { make -s --no-print-directory -C "$ROOT" "print-$1"; }
 
 cat > "$WORK/t.c" <<'C'
@@ -122,7 +121,7 @@ check_target() {	# target cc run
 	pass "toolchain-$t-link"
 	if [ "$t" != host ]; then
 		f=$(file -b "$WORK/t-$t")
-		if [[ "$f" == *"$(board "$t" ELF_ENDIAN) executable, $(board "$t" ELF_MACHINE),"* &&
+		if [[ "$f" == *"$(board_var "$t" ELF_ENDIAN) executable, $(board_var "$t" ELF_MACHINE),"* &&
 		      "$f" == *"statically linked"* ]]; then pass "toolchain-$t-static"
 		else fail "toolchain-$t-static" "$f"; fi
 	fi
@@ -139,9 +138,9 @@ check_target() {	# target cc run
 check_target host gcc ""
 for mk in "$ROOT"/board/*.mk; do
 	b=$(basename "$mk" .mk)
-	run=$(board "$b" QEMU_USER)
-	[ "$(board "$b" UNAME_M)" = "$(uname -m)" ] && run=
-	check_target "$b" "$(board "$b" TRIPLE)-gcc-12 -specs $CACHE/toolchain/$b/musl-gcc.specs" "$run"
+	run=$(board_var "$b" QEMU_USER)
+	[ "$(board_var "$b" UNAME_M)" = "$(uname -m)" ] && run=
+	check_target "$b" "$(board_var "$b" TRIPLE)-gcc-12 -specs $CACHE/toolchain/$b/musl-gcc.specs" "$run"
 done
 
 # The symbol libraries of `offcpu report` (toolchain/symlibs.sh): current,
@@ -182,9 +181,9 @@ check_symlibs() {	# target cc run
 check_symlibs host gcc ""
 for mk in "$ROOT"/board/*.mk; do
 	b=$(basename "$mk" .mk)
-	run=$(board "$b" QEMU_USER)
-	[ "$(board "$b" UNAME_M)" = "$(uname -m)" ] && run=
-	check_symlibs "$b" "$(board "$b" TRIPLE)-gcc-12 -specs $CACHE/toolchain/$b/musl-gcc.specs" "$run"
+	run=$(board_var "$b" QEMU_USER)
+	[ "$(board_var "$b" UNAME_M)" = "$(uname -m)" ] && run=
+	check_symlibs "$b" "$(board_var "$b" TRIPLE)-gcc-12 -specs $CACHE/toolchain/$b/musl-gcc.specs" "$run"
 done
 
 # protobuf-c's runtime of `offcpu report --pprof` (toolchain/protobuf.sh):

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "btf_archive.h"
+#include "record/btf_archive.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

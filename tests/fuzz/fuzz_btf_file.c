@@ -14,7 +14,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "probe.h"
+#include "record/probe.h"
 
 /* probe.c links the embedded archive; the harness needs none. */
 const unsigned char offcpu_btf_archive[1], offcpu_btf_archive_end[1];

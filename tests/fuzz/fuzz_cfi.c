@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-/* libFuzzer: the CFI table builder (src/cfi.c, libdw) from any bytes. */
+/* libFuzzer: the CFI table builder (src/unwind/cfi.c, libdw) from any bytes. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cfi.h"
+#include "unwind/cfi.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

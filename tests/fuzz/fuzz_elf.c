@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "symbolize.h"
+#include "symbols/symbolize.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

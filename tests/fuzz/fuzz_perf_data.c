@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perf_data_reader.h"
+#include "format/perf_data_reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer: the /proc parsers of src/proc_sync.c.  The input is taken as a
+ * libFuzzer: the /proc parsers of src/lib/procfs.c.  The input is taken as a
  * maps file (split into lines as fgets does), a status file, kallsyms lines,
  * a comm and a directory name at once: any of them may be hostile.
  */
@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proc_sync.h"
+#include "lib/procfs.h"
+#include "record/synthesis.h"
 
 volatile unsigned result;	/* keeps the parsers' results live */
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "report.h"
+#include "report/report.h"
 
 static void run(char **argv, int argc)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer: the tracefs format parser of src/tracefs.c.  The input is
+ * libFuzzer: the tracefs format parser of src/record/tracefs.c.  The input is
  * taken as one format file looked up for every field the BTF-free variant
  * reads, and, split at its first two NUL bytes, as the three formats of
  * sched_switch, sched_process_fork and sched_process_free.
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracefs.h"
+#include "record/tracefs.h"
 
 volatile unsigned result;	/* keeps the parser's results live */
 

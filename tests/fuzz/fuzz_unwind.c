@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer: the user-space unwinder (src/unwind.c) over any stack copy and
+ * libFuzzer: the user-space unwinder (src/unwind/unwind.c) over any stack copy and
  * any rows.  The input: a row count and rows (each for 256 bytes of
  * addresses), the registers, then the copied stack bytes.  The unwind must
  * end within its frame limit, read only inside the copy (ASan) and keep
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 #define MAX_ROWS 8
 

@@ -37,26 +37,27 @@ names=("$@")
 for name in "${names[@]}"; do
 	corpus=$name extra=()
 	case $name in
-	perf_data) srcs=("$ROOT/src/perf_data_reader.c") libs=() ;;
-	btf_archive) srcs=("$ROOT/src/btf_archive.c") libs=(-lz) ;;
-	elf) srcs=("$ROOT"/src/{symbolize,build_id,buildid_cache,proc_sync,hashset,debuginfo,demangle}.c) libs=("${symlibs[@]}") ;;
+	perf_data) srcs=("$ROOT/src/format/perf_data_reader.c") libs=() ;;
+	btf_archive) srcs=("$ROOT/src/record/btf_archive.c") libs=(-lz) ;;
+	elf) srcs=("$ROOT"/src/{symbols/symbolize,lib/build_id,lib/buildid_cache,lib/procfs,lib/hashset,symbols/debuginfo,symbols/demangle}.c) libs=("${symlibs[@]}") ;;
 	# --pprof too: protobuf-c's runtime and the code protoc-c generates.
 	report) make -s -C "$ROOT" build/gen/proto/profile.pb-c.c || { status=1; continue; }
-		srcs=("$ROOT"/src/{report,perf_data_reader,symbolize,flamegraph,build_id,buildid_cache,proc_sync,hashset,debuginfo,demangle,pprof}.c
+		srcs=("$ROOT"/src/{report/report,format/perf_data_reader,format/waker_record,symbols/symbolize,report/flamegraph}.c
+			"$ROOT"/src/{lib/build_id,lib/buildid_cache,lib/procfs,lib/hashset,symbols/debuginfo,symbols/demangle,report/pprof}.c
 			"$ROOT/build/gen/proto/profile.pb-c.c")
 		libs=(-I"$ROOT/build/gen/proto" -I"$CACHE/toolchain/host-pb/include"
 			-L"$CACHE/toolchain/host-pb/lib" -lprotobuf-c "${symlibs[@]}")
 		corpus=perf_data extra=(-close_fd_mask=2) ;;
-	proc) srcs=("$ROOT/src/proc_sync.c") libs=() ;;
-	tracefs) srcs=("$ROOT/src/tracefs.c") libs=() ;;
-	btf_file) srcs=("$ROOT/src/probe.c" "$ROOT/src/btf_archive.c")
+	proc) srcs=("$ROOT/src/lib/procfs.c" "$ROOT/src/record/synthesis.c") libs=() ;;
+	tracefs) srcs=("$ROOT/src/record/tracefs.c") libs=() ;;
+	btf_file) srcs=("$ROOT/src/record/probe.c" "$ROOT/src/record/btf_archive.c")
 		libs=($(libbpf_fuzz) -lelf -lz) ;;
 	# libdw itself is linked as built (no coverage): cfi.c's own decoding
 	# of FDE addresses, and what it asks of libdw, are what is explored.
-	cfi) srcs=("$ROOT/src/cfi.c") libs=(-I"$CACHE/toolchain/host/include"
+	cfi) srcs=("$ROOT/src/unwind/cfi.c") libs=(-I"$CACHE/toolchain/host/include"
 		-L"$CACHE/toolchain/host/lib" -ldw -lelf -lz) ;;
 	# The unwinder over any stack bytes and rows (its /proc half unused).
-	unwind) srcs=("$ROOT"/src/{unwind,cfi,hashset,proc_sync}.c) libs=(-I"$CACHE/toolchain/host/include"
+	unwind) srcs=("$ROOT"/src/{unwind/unwind,unwind/cfi,lib/hashset,lib/procfs}.c) libs=(-I"$CACHE/toolchain/host/include"
 		-L"$CACHE/toolchain/host/lib" -ldw -lelf -lz) ;;
 	esac
 	if ! clang $CFLAGS "$HERE/fuzz_$name.c" "${srcs[@]}" "${libs[@]}" -o "$OUT/fuzz_$name"; then

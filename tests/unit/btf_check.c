@@ -37,7 +37,7 @@
 #include "libbpf_internal.h"
 #include "relo_core.h"
 
-#include "btf_archive.h"
+#include "record/btf_archive.h"
 
 struct relo {
 	const char *sec;

@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "perf_data.h"
+#include "format/perf_data.h"
 #include "swap_perf_data.h"
 
 #define OFFCPU_ID	1000

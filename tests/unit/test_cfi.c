@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the CFI table builder (src/cfi.c) against the real libc.so.6
+ * Unit tests of the CFI table builder (src/unwind/cfi.c) against the real libc.so.6
  * of each architecture (Debian's, host and cross packages), and against
  * hostile input.
  *
@@ -29,8 +29,8 @@
 #include <sys/wait.h>
 #include <dirent.h>
 
-#include "cfi.h"
-#include "symbolize.h"
+#include "unwind/cfi.h"
+#include "symbols/symbolize.h"
 
 static int failures, case_failures;
 static char first_failure[512];

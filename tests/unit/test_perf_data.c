@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of src/perf_data.c and src/perf_data_reader.c: writer/reader round trip of every record
+ * Unit tests of src/format/perf_data.c and src/format/perf_data_reader.c: writer/reader round trip of every record
  * and feature we write, the same file in the other byte order, truncated and
  * corrupted inputs, output file safety (0600, planted symlink, PATH.old,
  * abort) and write errors (/dev/full, a full tmpfs).  Prints "PASS name",
@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "perf_data_reader.h"
+#include "format/perf_data_reader.h"
 #include "swap_perf_data.h"
 
 static char dir[] = "/tmp/offcpu-unit-pd.XXXXXX";

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the /proc parsers of src/proc_sync.c: every line of this
+ * Unit tests of the /proc parsers of src/lib/procfs.c: every line of this
  * process's real maps (its executable, [vdso], anonymous maps, a file whose
  * name has spaces, the same file deleted), real status, and malformed lines.
  * Prints PASS/FAIL lines.
@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "proc_sync.h"
+#include "lib/procfs.h"
+#include "record/synthesis.h"
 
 
 /* The line of /proc/self/maps that contains ADDR ("" if none). */

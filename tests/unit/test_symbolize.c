@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of src/symbolize.c: this PIE's own functions through its real
+ * Unit tests of src/symbols/symbolize.c: this PIE's own functions through its real
  * mappings, maps over time (fork, exec, exit, pid reuse, a mapping punched
  * into another), kallsyms (aliases, KASLR shift), build-id mismatch,
  * hostile files (truncated ELF, FIFO), and mangled names: C++, Rust legacy
@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "build_id.h"
+#include "lib/build_id.h"
 #include "check.h"
-#include "symbolize.h"
+#include "symbols/symbolize.h"
 
 static char self[4096];
 static char dir[] = "/tmp/offcpu-test-sym.XXXXXX";

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the tracefs format parser (src/tracefs.c): the formats of
+ * Unit tests of the tracefs format parser (src/record/tracefs.c): the formats of
  * Linux 6.18 (x86_64, as read on the build host) and of 5.10 (fork's names
  * inline, so other offsets), every prefix of a real format, and malformed
  * or hostile files.  Each input sits in a buffer of its exact length, so
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "tracefs.h"
+#include "record/tracefs.h"
 
 #define HDR "format:\n" \
 	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n" \

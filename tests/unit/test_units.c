@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "btf_archive.h"
-#include "cli.h"
+#include "record/btf_archive.h"
+#include "record/cli.h"
 #include "check.h"
 
 static char dir[] = "/tmp/offcpu-unit.XXXXXX";

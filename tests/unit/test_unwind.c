@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The user-space unwinder (src/unwind.c) on synthetic stack copies: rows
+ * The user-space unwinder (src/unwind/unwind.c) on synthetic stack copies: rows
  * given by hand for three x86_64 functions, a stack built to match, and
  * every way an unwind ends: complete by CFI, by a frame-pointer step over a
  * gap, a copy too short, the depth limit, nothing copied, a pc without CFI,
@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "hashset.h"
-#include "unwind.h"
+#include "lib/hashset.h"
+#include "unwind/unwind.h"
 
 #define SP0	0x7000ull
 

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Reads the two streams of a recording — BPF off-CPU records (ring buffer
+ * and the drained sums map) and the per-CPU dummy perf events that report
+ * COMM/MMAP2/FORK/EXIT — turns BPF records into PERF_RECORD_SAMPLEs and
+ * hands everything to the perf.data writer in time order, with
+ * FINISHED_ROUND between batches.
+ */
+#ifndef OFFCPU_COLLECTOR_H
+#define OFFCPU_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "record/blocked.h"
+#include "record/cli.h"
+#include "record/loader.h"
+#include "offcpu.h"
+#include "format/perf_data.h"
+#include "unwind/unwind.h"
+
+struct collector;
+
+struct collector_stats {
+	uint64_t samples;		/* PERF_RECORD_SAMPLEs written */
+	uint64_t direct;		/* of which long blocks sent at once */
+	uint64_t records;		/* all records written */
+	uint64_t lost_task_events;	/* dummy ring buffer overflows */
+	uint64_t lost_oncpu;		/* -F samples lost by their own rings (dwarf) */
+	uint64_t counters[COUNTER_MAX];	/* kernel-side drops, then stack cache counts */
+	uint64_t bytes;
+	const struct unwind_counts *unwind;	/* dwarf: how copies were unwound, else NULL */
+	uint64_t blocked_threads;	/* still blocked at the end: offcpu-blocked samples */
+	uint64_t blocked_ns;		/* their time inside the recording */
+	uint64_t blocked_ran;		/* open blocks of threads that ran before the end: none */
+};
+
+/* Samples lost in the kernel (a full ring buffer sums its blocks instead). */
+static inline uint64_t collector_lost(const struct collector_stats *st)
+{
+	return st->counters[DROP_SUMS] + st->counters[DROP_UNSEEN];
+}
+
+/*
+ * Opens the dummy events and the ring buffer and synthesizes the records of
+ * existing processes.  PIDS are the tgids tracked for -p/-t/command (empty:
+ * whole system).  Returns NULL after printing a one-line error.
+ */
+struct collector *collector_start(struct pd_writer *w, struct loader *ld,
+				  const struct offcpu_opts *o,
+				  const uint32_t *pids, size_t nr_pids);
+
+/* -F: on-CPU sampling starts now, with the recording proper. */
+void collector_sample(struct collector *c);
+
+/* Poll both streams for up to TIMEOUT_MS and write what is old enough. */
+int collector_poll(struct collector *c, int timeout_ms);
+
+/* A running recording's figures, for the status line. */
+struct collector_progress {
+	uint64_t samples;	/* written so far (the last ~2 s are still queued) */
+	uint64_t lost;		/* as collector_lost() counts them, so far */
+	uint64_t bytes;		/* of the data section so far */
+};
+
+void collector_progress(struct collector *c, struct collector_progress *p);
+
+/*
+ * The recording ends now (before the programs are detached, which can take
+ * a while): threads still blocked are measured up to here.
+ */
+void collector_end(struct collector *c);
+
+/* Read everything left, drain the sums, write it all and the features. */
+int collector_finish(struct collector *c, struct collector_stats *st);
+
+void collector_free(struct collector *c);
+
+#endif

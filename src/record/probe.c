@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Kernel feature probing and the choice of program variant. */
+#include <byteswap.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <gelf.h>
+#include <linux/capability.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "record/btf_archive.h"
+#include "record/embed.h"
+#include "record/probe.h"
+#include "lib/procfs.h"
+
+#define KVER(a, b, c) (((a) << 16) + ((b) << 8) + (c))
+#define SYS_BTF "/sys/kernel/btf/vmlinux"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+static int parse_kver(const char *release)
+{
+	unsigned a = 0, b = 0, c = 0;
+
+	sscanf(release, "%u.%u.%u", &a, &b, &c);
+	return KVER(a, b, c > 255 ? 255 : c);
+}
+
+static bool has_caps(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2] = {};
+
+	if (syscall(SYS_capget, &h, d))
+		return geteuid() == 0;
+#define HAS(c) (d[(c) / 32].effective & (1u << ((c) % 32)))
+	return HAS(CAP_SYS_ADMIN) || (HAS(CAP_BPF) && HAS(CAP_PERFMON));
+#undef HAS
+}
+
+static bool read_flag(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int v = 0;
+
+	if (!f)
+		return false;
+	if (fscanf(f, "%d", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v != 0;
+}
+
+/* Extract the embedded minimal BTF for this kernel into a private temp file. */
+static int embedded_btf(struct probe *p)
+{
+	char err[128] = "";
+	void *btf = NULL;
+	size_t len = 0;
+	const char *tmp = getenv("TMPDIR");
+	int fd, r;
+
+	r = btf_archive_find(offcpu_btf_archive,
+			     offcpu_btf_archive_end - offcpu_btf_archive,
+			     p->machine, p->release, &btf, &len, err, sizeof(err));
+	if (r < 0)
+		fprintf(stderr, "offcpu: embedded BTF archive: %s\n", err);
+	if (r <= 0)
+		return -1;
+	snprintf(p->btf_path, sizeof(p->btf_path), "%s/offcpu-btf.XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
+	fd = mkstemp(p->btf_path);	/* mode 0600, O_EXCL */
+	if (fd < 0 || write(fd, btf, len) != (ssize_t)len) {
+		fprintf(stderr, "offcpu: cannot write a temporary BTF file %s: %s\n",
+			p->btf_path, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(p->btf_path);
+		}
+		free(btf);
+		p->btf_path[0] = '\0';
+		return -1;
+	}
+	close(fd);
+	free(btf);
+	p->btf_tmp = true;
+	return 0;
+}
+
+/* BTF bytes whose header libbpf 1.5 would accept but then misread. */
+static bool btf_header_ok(const unsigned char *d, size_t n)
+{
+	uint16_t magic;
+	uint32_t len;
+
+	if (n < 8)
+		return true;	/* libbpf rejects it cleanly */
+	memcpy(&magic, d, 2);
+	memcpy(&len, d + 4, 4);
+	if (magic == bswap_16(0xeb9f))
+		len = bswap_32(len);
+	else if (magic != 0xeb9f)
+		return true;
+	/* Types follow the header: unaligned, libbpf reads them misaligned (UBSan). */
+	return len % 4 == 0;
+}
+
+/* Raw BTF, or an ELF's .BTF and .BTF.base sections, as btf__parse reads them. */
+static bool btf_file_ok(const char *path)
+{
+	unsigned char hdr[8];
+	bool ok = true;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : pread(fd, hdr, sizeof(hdr), 0);
+
+	if (n < 4 || memcmp(hdr, ELFMAG, SELFMAG)) {
+		if (fd >= 0)
+			close(fd);
+		return n < 0 || btf_header_ok(hdr, n);
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && !elf_getshdrstrndx(elf, &shstrndx)) {
+		while (ok && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			const char *name;
+			Elf_Data *data;
+
+			if (!gelf_getshdr(scn, &sh))
+				continue;
+			name = elf_strptr(elf, shstrndx, sh.sh_name);
+			if (!name || (strcmp(name, ".BTF") && strcmp(name, ".BTF.base")))
+				continue;
+			/* Empty: libbpf would memcpy from NULL (UBSan), then fail. */
+			data = elf_getdata(scn, NULL);
+			ok = data && data->d_buf && btf_header_ok(data->d_buf, data->d_size);
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return ok;
+}
+
+struct btf *probe_btf_parse(const char *path)
+{
+	if (!btf_file_ok(path)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return btf__parse(path, NULL);
+}
+
+/* Append one step of the BTF search to p->chain. */
+static void chain(struct probe *p, const char *fmt, ...)
+{
+	size_t used = strlen(p->chain);
+	va_list ap;
+
+	if (used >= sizeof(p->chain) - 1)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(p->chain + used, sizeof(p->chain) - used, fmt, ap);
+	va_end(ap);
+}
+
+static bool btf_none(const char *btf_file)
+{
+	return btf_file && !strcmp(btf_file, "none");
+}
+
+/*
+ * CO-RE needs BTF: an explicit --btf wins (so it can be tested, and so a user
+ * can correct a kernel's broken BTF), then the kernel's own, then the archive
+ * embedded in the binary.  Kernel BTF alone decides whether tp_btf works.
+ * Returns 0 when BTF was found, 1 when there is none (the BTF-free variant
+ * is next), -1 after one line on a bad --btf FILE.
+ */
+static int find_btf(struct probe *p, const char *btf_file)
+{
+	struct btf *btf;
+
+	if (btf_file) {
+		btf = probe_btf_parse(btf_file);
+		if (!btf) {
+			fprintf(stderr, "offcpu: --btf %s: %s\n", btf_file,
+				errno == ENOENT ? "no such file" : "not a BTF or ELF file with BTF");
+			return -1;
+		}
+		btf__free(btf);
+		snprintf(p->btf_path, sizeof(p->btf_path), "%s", btf_file);
+		p->btf = BTF_FILE;
+		chain(p, "--btf %s (given: wins)", btf_file);
+		return 0;
+	}
+	if (p->kernel_btf) {
+		p->btf = BTF_KERNEL;
+		chain(p, "kernel BTF %s", SYS_BTF);
+		return 0;
+	}
+	chain(p, "kernel BTF: %s missing -> ", SYS_BTF);
+	if (!embedded_btf(p)) {
+		p->btf = BTF_EMBEDDED;
+		chain(p, "embedded: %s %s", p->machine, p->release);
+		return 0;
+	}
+	chain(p, "embedded: none for %s %s -> --btf: not given -> ", p->machine, p->release);
+	return 1;
+}
+
+/* The BTF-free variant's record layouts; FORCED: asked for, not the last resort. */
+static int find_formats(struct probe *p, bool forced)
+{
+	char err[256];
+
+	if (!tracefs_sched_read(&p->tp, err, sizeof(err))) {
+		chain(p, "none: classic tracepoints, record layouts from %s%s",
+		      p->tp.dir, p->tp.mounted ? " (mounted for the reading)" : "");
+		return 0;
+	}
+	if (forced)
+		fprintf(stderr, "offcpu: the BTF-free variant needs the sched tracepoints' formats from tracefs: %s\n",
+			err);
+	else
+		fprintf(stderr, "offcpu: no BTF for kernel %s %s (%s is missing, none is embedded, no --btf FILE) "
+			"and no tracepoint format for the BTF-free variant (%s)\n",
+			p->release, p->machine, SYS_BTF, err);
+	return -1;
+}
+
+/*
+ * Where the program's types come from: BTF (find_btf), or none, when none
+ * is found or the BTF-free variant is asked for (--btf none, --variant
+ * tp,hash).
+ */
+static int find_types(struct probe *p, const char *btf_file, const char *variant)
+{
+	bool tp = variant && !strcmp(variant, "tp,hash");
+	int r;
+
+	p->kernel_btf = !access(SYS_BTF, R_OK);
+	if (btf_none(btf_file) && variant && !tp) {
+		fprintf(stderr, "offcpu: --btf none runs the BTF-free variant tp,hash, not --variant %s\n",
+			variant);
+		return -1;
+	}
+	if (tp && btf_file && !btf_none(btf_file)) {
+		fprintf(stderr, "offcpu: --variant tp,hash uses no BTF: drop --btf %s\n", btf_file);
+		return -1;
+	}
+	if (tp || btf_none(btf_file)) {
+		chain(p, "%s: no BTF used -> ", tp ? "--variant tp,hash" : "--btf none");
+		return find_formats(p, true);
+	}
+	r = find_btf(p, btf_file);
+	return r > 0 ? find_formats(p, false) : r;
+}
+
+/* sched_switch's BTF prototype has prev_state as its 4th argument (5.18+). */
+static void probe_prev_state(struct probe *p, const struct btf *btf)
+{
+	const struct btf_type *t;
+	int id;
+
+	id = btf ? btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) : -1;
+	if (id > 0) {
+		t = btf__type_by_id(btf, id);
+		t = btf__type_by_id(btf, t->type);
+		if (t && btf_is_ptr(t))
+			t = btf__type_by_id(btf, t->type);
+		if (t && btf_is_func_proto(t)) {
+			/* First parameter is the tracepoint's void *__data. */
+			p->prev_state_arg = btf_vlen(t) >= 5;
+			p->prev_state_why = "btf_trace_sched_switch prototype";
+			return;
+		}
+	}
+	/* Minimal BTF lacks the prototype: the kernel version decides. */
+	p->prev_state_arg = p->kver >= KVER(5, 18, 0);
+	p->prev_state_why = "kernel version (no btf_trace_sched_switch in BTF)";
+}
+
+void probe_btf_read(struct probe *p, const struct btf *btf)
+{
+	const struct btf_type *t;
+	int id;
+
+	p->state_new = p->kver >= KVER(5, 14, 0);
+	id = btf ? btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT) : -1;
+	if (id > 0) {
+		const struct btf_member *m;
+
+		t = btf__type_by_id(btf, id);
+		m = btf_members(t);
+		p->state_new = false;
+		for (int i = 0; i < btf_vlen(t); i++, m++)
+			if (!strcmp(btf__name_by_offset(btf, m->name_off), "__state"))
+				p->state_new = true;
+	}
+	probe_prev_state(p, btf);
+}
+
+static void probe_btf_facts(struct probe *p)
+{
+	struct btf *btf = p->btf == BTF_KERNEL ? btf__load_vmlinux_btf()
+					       : probe_btf_parse(p->btf_path);
+
+	probe_btf_read(p, btf);
+	btf__free(btf);
+}
+
+static int choose_variant(struct probe *p, const char *btf_file, const char *variant)
+{
+	if (variant) {
+		if (!strcmp(variant, "tp_btf,task")) {
+			p->tp_btf = p->use_task_storage = true;
+		} else if (!strcmp(variant, "tp_btf,hash")) {
+			p->tp_btf = true;
+		} else if (!strcmp(variant, "raw_tp,hash")) {
+			p->tp_btf = false;
+		} else if (!strcmp(variant, "tp,hash")) {
+			p->classic_tp = true;
+		} else {
+			fprintf(stderr, "offcpu: invalid --variant '%s': expected tp_btf,task, tp_btf,hash, raw_tp,hash or tp,hash\n",
+				variant);
+			return -1;
+		}
+		if (!p->classic_tp && p->btf == BTF_NONE) {
+			fprintf(stderr, "offcpu: --variant %s needs BTF, and there is none: %s\n",
+				variant, p->chain);
+			return -1;
+		}
+		if (p->tp_btf && !p->kernel_btf) {
+			fprintf(stderr, "offcpu: --variant %s needs kernel BTF (%s), which this kernel lacks\n",
+				variant, SYS_BTF);
+			return -1;
+		}
+		if (p->use_task_storage && !p->task_storage) {
+			fprintf(stderr, "offcpu: --variant %s needs task local storage (Linux 5.11+)\n",
+				variant);
+			return -1;
+		}
+		snprintf(p->why, sizeof(p->why), "forced by --variant");
+		return 0;
+	}
+	if (p->btf == BTF_NONE) {
+		p->classic_tp = true;
+		snprintf(p->why, sizeof(p->why), "%s: classic tracepoints, no CO-RE, hash keyed by tid",
+			 btf_none(btf_file) ? "--btf none" : "no BTF for this kernel");
+		return 0;
+	}
+	p->tp_btf = p->kernel_btf;
+	p->use_task_storage = p->kernel_btf && p->task_storage;
+	if (p->use_task_storage)
+		snprintf(p->why, sizeof(p->why), "kernel BTF and task local storage available");
+	else if (p->kernel_btf)
+		snprintf(p->why, sizeof(p->why), "no task local storage (needs 5.11+): hash keyed by tid");
+	else
+		snprintf(p->why, sizeof(p->why),
+			 "no kernel BTF: raw tracepoint, CO-RE against %s BTF, hash keyed by tid",
+			 p->btf == BTF_FILE ? "--btf" : "embedded");
+	return 0;
+}
+
+static int check_bpf(void)
+{
+	union bpf_attr attr;
+	int r;
+
+	/*
+	 * libbpf's probe returns 0 for every failure: ask bpf() itself first.
+	 * An empty BPF_PROG_LOAD is EINVAL wherever the syscall exists.
+	 */
+	memset(&attr, 0, sizeof(attr));
+	if (syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr)) < 0 && errno == ENOSYS) {
+		fprintf(stderr, "offcpu: this kernel has no bpf() system call (needs CONFIG_BPF_SYSCALL=y)\n");
+		return -1;
+	}
+	r = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL);
+	if (r == 1)
+		return 0;
+	if (r == -EPERM || r == -EACCES)
+		fprintf(stderr, "offcpu: not allowed to load BPF programs: run as root or with CAP_BPF and CAP_PERFMON\n");
+	else
+		fprintf(stderr, "offcpu: this kernel cannot load raw tracepoint BPF programs (%s)\n",
+			strerror(r < 0 ? -r : EINVAL));
+	return -1;
+}
+
+/*
+ * Attach a program that does nothing to sched_switch for a moment: the
+ * only sure test that the tracepoint exists (tracefs may not be mounted),
+ * and it fails here, before the output file is touched.
+ */
+static int check_tracepoint(void)
+{
+	const struct bpf_insn ret0[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int prog, link, err;
+
+	prog = bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL, "GPL", ret0, 2, NULL);
+	if (prog < 0)
+		return 0;	/* check_bpf loaded the same: let the real load say why */
+	link = bpf_raw_tracepoint_open("sched_switch", prog);
+	err = errno;
+	close(prog);
+	if (link >= 0) {
+		close(link);
+		return 0;
+	}
+	if (err != ENOENT)
+		return 0;	/* not about the tracepoint: attaching will say */
+	fprintf(stderr, "offcpu: this kernel has no sched:sched_switch tracepoint\n");
+	return -1;
+}
+
+/* Whether /proc/kallsyms names NAME (names are listed even when addresses are hidden). */
+static bool kallsyms_has(const char *name)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[PROC_KSYMS_LINE], sym[PROC_SYM_MAX];
+	uint64_t addr;
+	bool found = false;
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = !proc_parse_kallsyms_line(line, &addr, NULL, sym) && !strcmp(sym, name);
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * Where task_pt_regs() puts a task's user registers, for kernels without
+ * bpf_task_pt_regs and for raw_tp: THREAD_SIZE and the padding above them,
+ * as the kernel's headers define them for its default configuration (16 KiB
+ * stacks; arm64: at least a page; x86_64 with FRED, 6.9+: 16 bytes of
+ * padding).  KASAN's larger stacks are not detected: the BPF side takes
+ * registers only from a user-mode frame and counts the rest.
+ */
+static void probe_uregs(struct probe *p)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	p->thread_size = 16384;
+	if (!strcmp(p->machine, "aarch64") && page > 16384)
+		p->thread_size = page;
+	else if (!strcmp(p->machine, "x86_64") && p->kver >= KVER(6, 9, 0) &&
+		 kallsyms_has("asm_fred_entrypoint_user"))
+		p->uregs_pad = 16;
+}
+
+int probe_kernel(struct probe *p, const char *btf_file, const char *variant)
+{
+	struct utsname u;
+
+	memset(p, 0, sizeof(*p));
+	uname(&u);
+	snprintf(p->release, sizeof(p->release), "%s", u.release);
+	snprintf(p->machine, sizeof(p->machine), "%s", u.machine);
+	p->kver = parse_kver(u.release);
+	if (p->kver < KVER(5, 8, 0)) {
+		fprintf(stderr, "offcpu: kernel %s is too old: Linux 5.8 or later is needed (BPF ring buffer)\n",
+			u.release);
+		return -1;
+	}
+	if (!has_caps()) {
+		fprintf(stderr, "offcpu: not allowed to load BPF programs: run as root or with CAP_BPF and CAP_PERFMON\n");
+		return -1;
+	}
+	if (check_bpf() || check_tracepoint() || find_types(p, btf_file, variant))
+		return -1;
+	p->task_storage = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
+	p->ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
+	p->jit = read_flag("/proc/sys/net/core/bpf_jit_enable");
+	if (p->btf != BTF_NONE)
+		probe_btf_facts(p);
+	if (choose_variant(p, btf_file, variant))
+		return -1;
+	/* The user stack cache reads user registers through a BTF task pointer. */
+	p->task_pt_regs = p->tp_btf && p->kver >= KVER(5, 15, 0);
+	if (!p->task_pt_regs && !p->classic_tp)
+		probe_uregs(p);
+	/*
+	 * Threads asleep at the start: iter/task (5.8) attaches by kernel BTF,
+	 * bpf_get_task_stack is 5.9; user stacks need a sleepable iterator and
+	 * bpf_copy_from_user_task (5.18), and the saved registers (5.15).
+	 */
+	p->scan_start = p->tp_btf && p->kver >= KVER(5, 9, 0);
+	p->scan_ustack = p->scan_start && p->task_pt_regs && p->kver >= KVER(5, 18, 0);
+	return 0;
+}
+
+/* -v and probe: what becomes of threads blocked at the start and at the end. */
+static void print_blocked(const struct probe *p, FILE *out)
+{
+	fprintf(out, "still blocked at the end: %s\n", p->use_task_storage ?
+		"task storage read by a task iterator" : "per-thread hash read at the end");
+	fprintf(out, "blocked at the start: %s\n",
+		p->scan_ustack ? "task iterator, kernel and user stacks (sleepable, bpf_copy_from_user_task)" :
+		p->scan_start ? "task iterator, kernel stacks only (user stacks need 5.18+)" :
+		p->tp_btf ? "not seen (task iterator with bpf_get_task_stack needs 5.9+)" :
+			    "not seen (task iterators need kernel BTF)");
+}
+
+const char *probe_variant(const struct probe *p)
+{
+	if (p->classic_tp)
+		return "tp,hash";
+	if (!p->tp_btf)
+		return "raw_tp,hash";
+	return p->use_task_storage ? "tp_btf,task" : "tp_btf,hash";
+}
+
+/* The BTF-free variant: what it reads from where, and what it cannot do. */
+static void print_classic(const struct probe *p, FILE *out)
+{
+	const struct tracefs_sched *t = &p->tp;
+
+	fprintf(out, "attach: tracepoint/sched/sched_switch, sched_process_fork, sched_process_free\n");
+	fprintf(out, "record layout: %s: sched_switch prev_state +%u (%u bytes), next_pid +%u; "
+		"sched_process_fork parent_pid +%u, child_pid +%u; sched_process_free pid +%u\n",
+		t->dir, t->switch_prev_state.offset, t->switch_prev_state.size,
+		t->switch_next_pid.offset, t->fork_parent_pid.offset,
+		t->fork_child_pid.offset, t->free_pid.offset);
+	fprintf(out, "task storage: hash by tid, entries freed on sched_process_free\n");
+	fprintf(out, "state: the record's prev_state (TASK_IDLE, reported as I, counted as D)\n");
+	fprintf(out, "thread ids: bpf_get_current_pid_tgid at switch-out, tgid kept for switch-in\n");
+	fprintf(out, "kernel threads: PF_KTHREAD in /proc at start, then the children of kthreadd (pid 2)\n");
+}
+
+void probe_print(const struct probe *p, FILE *out)
+{
+	static const char *const src[] = {
+		[BTF_NONE] = "none", [BTF_KERNEL] = "kernel (" SYS_BTF ")",
+		[BTF_FILE] = "file", [BTF_EMBEDDED] = "embedded",
+	};
+
+	fprintf(out, "kernel: %s\n", p->release);
+	fprintf(out, "arch: %s\n", p->machine);
+	fprintf(out, "btf: %s%s%s\n", src[p->btf],
+		p->btf == BTF_FILE ? " " : "", p->btf == BTF_FILE ? p->btf_path : "");
+	fprintf(out, "btf chain: %s\n", p->chain);
+	fprintf(out, "variant: %s\n", probe_variant(p));
+	if (p->classic_tp) {
+		print_classic(p, out);
+	} else {
+		fprintf(out, "attach: %s/sched_switch\n", p->tp_btf ? "tp_btf" : "raw_tp");
+		fprintf(out, "task storage: %s\n", p->use_task_storage ? "task local storage" :
+			p->task_storage ? "hash by tid (task storage available)" :
+					  "hash by tid (no task local storage)");
+		fprintf(out, "state field: %s\n", p->state_new ? "__state" : "state");
+		fprintf(out, "prev_state argument: %s (%s)\n", p->prev_state_arg ? "yes" : "no",
+			p->prev_state_why);
+	}
+	fprintf(out, "ring buffer: %s\n", p->ringbuf ? "yes" : "no");
+	fprintf(out, "jit: %s\n", p->jit ? "yes" : "no (interpreter)");
+	fprintf(out, "stacks: bpf_get_stackid, user stacks by frame pointer%s\n",
+		!strcmp(p->machine, "s390x") ? " (back chain)" : "");
+	if (p->task_pt_regs)
+		fprintf(out, "user registers: bpf_task_pt_regs\n");
+	else if (p->thread_size)
+		fprintf(out, "user registers: at the top of the task's stack (THREAD_SIZE %u, "
+			"padding %u)\n", p->thread_size, p->uregs_pad);
+	else
+		fprintf(out, "user registers: none (BTF-free variant: no task layout)\n");
+	fprintf(out, "user stack cache: %s\n", p->task_pt_regs ? "yes (bpf_task_pt_regs)" :
+		p->thread_size ? "with --call-graph dwarf only (registers read at the top of the task's stack)" :
+		p->classic_tp ? "no (BTF-free variant: no task registers, every user stack is walked)" :
+		p->tp_btf ? "no (bpf_task_pt_regs needs 5.15+)" : "no (needs kernel BTF)");
+	print_blocked(p, out);
+	fprintf(out, "why: %s\n", p->why);
+}
+
+void probe_cleanup(struct probe *p)
+{
+	if (p->btf_tmp && p->btf_path[0])
+		unlink(p->btf_path);
+	p->btf_tmp = false;
+}

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Stack ids to frames: the stack maps, the spill maps and their caches. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+
+#include "lib/hashset.h"
+#include "offcpu.h"
+#include "lib/procfs.h"
+#include "record/stacks.h"
+#include "unwind/unwind.h"
+
+struct stack_set {
+	struct stack **v;	/* open addressing by the frames' hash */
+	size_t cap, n;
+};
+
+/* Stacks of the spill maps by id, sorted (user, kernel). */
+struct spilled {
+	int32_t id;
+	struct stack *s;
+};
+
+struct spill_cache {
+	struct spilled *v;
+	size_t n;
+};
+
+struct stacks {
+	const struct loader *ld;
+	struct stack **by_id;	/* user ids first, kernel ids after them */
+	size_t nr_ids;
+	struct spill_cache spilled[2];
+	uint64_t *buf;		/* one stack map value */
+	struct unwinder *unwinder;	/* --call-graph dwarf, else NULL */
+	struct u32_map unwound;		/* dwarf id -> its stack in interned */
+	struct stack_set interned;	/* every distinct unwound stack, once */
+	uint64_t wrong_reuses;		/* --stack-cache verify, dwarf */
+	uint64_t cache_cleared;		/* the dwarf stack cache map was full */
+	struct offcpu_ucopy *sample_copy;	/* a -F sample's registers and stack */
+	uint32_t sample_copy_bytes;
+	int sched_known;	/* 0: not looked up, 1: found, -1: unknown */
+	uint64_t sched_lo, sched_hi;
+};
+
+/*
+ * Kernel stacks taken in the BPF program start with the program itself and
+ * the tracepoint glue (bpf_trace_run4, ...); cut them so the chain starts at
+ * __schedule, where the thread really stopped.  Looked up once, lazily, so
+ * start-up does not pay for reading kallsyms.
+ */
+static uint32_t sched_skip(struct stacks *s, const uint64_t *ip, uint32_t n)
+{
+	if (!s->sched_known)
+		s->sched_known = proc_kallsyms_range("__schedule", &s->sched_lo,
+						     &s->sched_hi) ? -1 : 1;
+	if (s->sched_known < 0)
+		return 0;
+	for (uint32_t i = 0; i < n && i < 8; i++)
+		if (ip[i] >= s->sched_lo && ip[i] < s->sched_hi)
+			return i;
+	return 0;
+}
+
+/* A stack from a map value: frames up to the first zero, kernel ones from __schedule. */
+static struct stack *new_stack(struct stacks *s, const uint64_t *ip, bool kernel)
+{
+	uint32_t n = 0, skip;
+	struct stack *st;
+
+	while (n < s->ld->max_stack && ip[n])
+		n++;
+	skip = kernel ? sched_skip(s, ip, n) : 0;
+	st = malloc(sizeof(*st) + (n - skip) * sizeof(uint64_t));
+	if (!st)
+		return NULL;
+	st->nr = n - skip;
+	memcpy(st->ip, ip + skip, st->nr * sizeof(uint64_t));
+	return st;
+}
+
+static int cmp_spilled(const void *a, const void *b)
+{
+	const struct spilled *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static struct stack *find_spilled(const struct spill_cache *sc, size_t n, int32_t id)
+{
+	struct spilled key = { .id = id }, *f;
+
+	if (!n)
+		return NULL;
+	f = bsearch(&key, sc->v, n, sizeof(*sc->v), cmp_spilled);
+	return f ? f->s : NULL;
+}
+
+/* Adds the spill map's entry KEY to the cache unless its id is known. */
+static int cache_spilled(struct stacks *s, struct spill_cache *sc, size_t sorted,
+			 int fd, const struct offcpu_spill_key *key, bool kernel)
+{
+	struct spilled *v;
+	int32_t id;
+
+	if (bpf_map_lookup_elem(fd, key, &id) || find_spilled(sc, sorted, id))
+		return 0;
+	v = realloc(sc->v, (sc->n + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	sc->v = v;
+	v[sc->n].id = id;
+	v[sc->n].s = new_stack(s, (const uint64_t *)key->ip, kernel);
+	if (!v[sc->n].s)
+		return -1;
+	sc->n++;
+	return 0;
+}
+
+/*
+ * A spill id does not lead to its stack (the map is keyed by the frames), so
+ * an unknown one reads the whole spill map (a few hundred entries at most)
+ * and caches every stack in it.  Entries are never deleted.
+ */
+static const struct stack *get_spilled(struct stacks *s, int32_t id, bool kernel)
+{
+	struct spill_cache *sc = &s->spilled[kernel];
+	int fd = kernel ? s->ld->kstack_spill_fd : s->ld->ustack_spill_fd;
+	struct offcpu_spill_key keys[2];
+	size_t sorted = sc->n;
+	struct stack *st;
+	int i = 0;
+
+	st = find_spilled(sc, sc->n, id);
+	if (st)
+		return st;
+	for (void *prev = NULL; !bpf_map_get_next_key(fd, prev, &keys[i]); prev = &keys[i], i ^= 1)
+		if (cache_spilled(s, sc, sorted, fd, &keys[i], kernel))
+			break;
+	if (sc->n)
+		qsort(sc->v, sc->n, sizeof(*sc->v), cmp_spilled);
+	return find_spilled(sc, sc->n, id);
+}
+
+const struct stack *stacks_get(struct stacks *s, int32_t id, bool kernel)
+{
+	size_t slot = (size_t)id + (kernel ? s->nr_ids : 0);
+
+	if (id >= 0 && (id & OFFCPU_SPILL_ID))
+		return get_spilled(s, id, kernel);
+	if (id >= 0 && (id & OFFCPU_DWARF_ID) && !kernel)
+		return u32_map_get(&s->unwound, id);
+	if (id < 0 || (size_t)id >= s->nr_ids)
+		return NULL;
+	if (s->by_id[slot])
+		return s->by_id[slot];
+	/* Stack ids stay valid for the whole run: nothing deletes them. */
+	if (bpf_map_lookup_elem(kernel ? s->ld->kstacks_fd : s->ld->stacks_fd, &id, s->buf))
+		return NULL;
+	s->by_id[slot] = new_stack(s, s->buf, kernel);
+	return s->by_id[slot];
+}
+
+/* The one copy of stack ST (frames N of IP) in the set, added if need be. */
+static const struct stack *intern(struct stacks *s, const uint64_t *ip, uint32_t n)
+{
+	struct stack_set *set = &s->interned;
+	uint32_t h = fnv1a(FNV1A_INIT, ip, n * sizeof(*ip));
+	struct stack *st;
+	size_t i;
+
+	if ((set->n + 1) * 2 > set->cap) {
+		struct stack_set g = { .cap = set->cap ? set->cap * 2 : 1024 };
+
+		g.v = calloc(g.cap, sizeof(*g.v));
+		if (!g.v)
+			return NULL;
+		for (i = 0; i < set->cap; i++) {
+			const struct stack *o = set->v[i];
+			size_t j;
+
+			if (!o)
+				continue;
+			j = fnv1a(FNV1A_INIT, o->ip, o->nr * sizeof(*o->ip)) & (g.cap - 1);
+			while (g.v[j])
+				j = (j + 1) & (g.cap - 1);
+			g.v[j] = set->v[i];
+		}
+		free(set->v);
+		g.n = set->n;
+		*set = g;
+	}
+	for (i = h & (set->cap - 1); set->v[i]; i = (i + 1) & (set->cap - 1))
+		if (set->v[i]->nr == n && !memcmp(set->v[i]->ip, ip, n * sizeof(*ip)))
+			return set->v[i];
+	st = malloc(sizeof(*st) + n * sizeof(*ip));
+	if (!st)
+		return NULL;
+	st->nr = n;
+	memcpy(st->ip, ip, n * sizeof(*ip));
+	set->v[i] = st;
+	set->n++;
+	return st;
+}
+
+/*
+ * The stack cache's entry for the copy's thread: its registers and the words
+ * its unwinding read.  A full map is emptied (entries of exited threads
+ * linger): only reuses are lost, never a wrong one made.
+ */
+static void install_cache(struct stacks *s, const struct offcpu_ucopy *c,
+			  const struct unwind_reads *r)
+{
+	struct offcpu_ucache e = {
+		.pc = c->pc, .sp = c->sp, .fp = c->fp, .lr = c->lr,
+		.pid = c->pid, .id = c->id, .n = r->n,
+		.flags = (r->fp_used ? OFFCPU_UCACHE_FP : 0) | (r->lr_used ? OFFCPU_UCACHE_LR : 0),
+	};
+	uint32_t key, next;
+
+	memcpy(e.addr, r->addr, r->n * sizeof(*e.addr));
+	memcpy(e.val, r->val, r->n * sizeof(*e.val));
+	if (!bpf_map_update_elem(s->ld->ucache_fd, &c->tid, &e, BPF_ANY))
+		return;
+	while (!bpf_map_get_next_key(s->ld->ucache_fd, NULL, &next)) {
+		key = next;
+		bpf_map_delete_elem(s->ld->ucache_fd, &key);
+	}
+	s->cache_cleared++;
+	bpf_map_update_elem(s->ld->ucache_fd, &c->tid, &e, BPF_ANY);
+}
+
+int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
+{
+	struct unwind_reads reads;
+	enum unwind_end end;
+	const struct stack *st;
+	uint32_t n;
+
+	if (!s->unwinder || size < sizeof(*c) || c->len > size - sizeof(*c))
+		return 0;
+	/* Shorter than asked: the copy reached the end of the stack mapping. */
+	n = unwinder_unwind(s->unwinder, c, c->len < size - sizeof(*c), s->buf, s->ld->max_stack,
+			    &end, &reads);
+	st = intern(s, s->buf, n);
+	if (!st || u32_map_put(&s->unwound, c->id, (void *)st))
+		return -1;
+	/* --stack-cache verify: the stack the cache would have reused, compared. */
+	if (c->reuse_id && u32_map_get(&s->unwound, c->reuse_id) != st)
+		s->wrong_reuses++;
+	if (s->ld->ucache_fd >= 0 && unwind_cacheable(end, &reads))
+		install_cache(s, c, &reads);
+	return 0;
+}
+
+void stacks_forget_pid(struct stacks *s, uint32_t pid)
+{
+	if (s->unwinder)
+		unwinder_forget(s->unwinder, pid);
+}
+
+uint32_t stacks_unwind_regs(void *ctx, uint32_t pid, uint32_t tid, const uint64_t regs[4],
+			    const uint8_t *stack, uint32_t len, bool ends_stack, uint64_t *ip,
+			    uint32_t max)
+{
+	struct stacks *s = ctx;
+	struct offcpu_ucopy *c = s->sample_copy;
+	enum unwind_end end;
+
+	if (!s->unwinder || !c || len > s->sample_copy_bytes)
+		return 0;
+	*c = (struct offcpu_ucopy){ .magic = OFFCPU_UCOPY_MAGIC, .pid = pid, .tid = tid,
+				    .len = len, .pc = regs[0], .sp = regs[1], .fp = regs[2],
+				    .lr = regs[3] };
+	memcpy(c->bytes, stack, len);
+	return unwinder_unwind(s->unwinder, c, ends_stack, ip, max, &end, NULL);
+}
+
+void stacks_done(struct stacks *s, int32_t id)
+{
+	/* Without the cache an id names one block: forget it (ids repeat). */
+	if (id >= 0 && (id & OFFCPU_DWARF_ID) && s->ld->ucache_fd < 0)
+		u32_map_del(&s->unwound, id);
+}
+
+uint64_t stacks_wrong_reuses(const struct stacks *s)
+{
+	return s->wrong_reuses;
+}
+
+const struct unwind_counts *stacks_unwind_counts(const struct stacks *s)
+{
+	return s->unwinder ? unwinder_counts(s->unwinder) : NULL;
+}
+
+struct stacks *stacks_new(const struct loader *ld, size_t table_budget, uint32_t copy_bytes)
+{
+	struct stacks *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->ld = ld;
+	if (ld->dwarf) {
+		s->unwinder = unwinder_new(table_budget);
+		s->sample_copy = malloc(sizeof(*s->sample_copy) + copy_bytes);
+		s->sample_copy_bytes = copy_bytes;
+	}
+	s->nr_ids = ld->stack_ids;
+	s->by_id = calloc(2 * s->nr_ids, sizeof(*s->by_id));
+	s->buf = calloc(ld->max_stack, sizeof(uint64_t));
+	if (!s->by_id || !s->buf || (ld->dwarf && (!s->unwinder || !s->sample_copy))) {
+		stacks_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void stacks_free(struct stacks *s)
+{
+	if (!s)
+		return;
+	free(s->sample_copy);
+	for (size_t i = 0; s->by_id && i < 2 * s->nr_ids; i++)
+		free(s->by_id[i]);
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; i < s->spilled[k].n; i++)
+			free(s->spilled[k].v[i].s);
+		free(s->spilled[k].v);
+	}
+	free(s->by_id);
+	free(s->buf);
+	u32_map_free(&s->unwound, NULL);
+	for (size_t i = 0; i < s->interned.cap; i++)
+		free(s->interned.v[i]);
+	free(s->interned.v);
+	unwinder_free(s->unwinder);
+	free(s);
+}

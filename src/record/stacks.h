@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Stack ids to frames.  With --call-graph dwarf, user stack ids name copies
+ * of the stack that unwind.c turns into frames as they arrive.  The BPF program stores each stack once, in the stack
+ * maps (id = bucket) or, when a bucket collided, in the spill maps (keyed by
+ * the frames, id with OFFCPU_SPILL_ID set); samples carry only the ids.
+ * Read from the maps once per id and cached: nothing deletes a stack during
+ * a recording.  Kernel stacks start at __schedule.
+ */
+#ifndef OFFCPU_STACKS_H
+#define OFFCPU_STACKS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "record/loader.h"
+#include "offcpu.h"
+#include "unwind/unwind.h"
+
+struct stack {
+	uint32_t nr;
+	uint64_t ip[];
+};
+
+struct stacks;
+
+/* NULL when out of memory.  TABLE_BUDGET: bytes of CFI tables (--call-graph dwarf). */
+struct stacks *stacks_new(const struct loader *ld, size_t table_budget, uint32_t copy_bytes);
+
+/* The frames of user or KERNEL stack ID, or NULL (no stack, or unreadable). */
+const struct stack *stacks_get(struct stacks *s, int32_t id, bool kernel);
+
+/*
+ * --call-graph dwarf: unwinds copy C (SIZE bytes as received), keeps the
+ * frames under its id (until stacks_done without the stack cache) and
+ * writes the thread's stack cache entry; -1 when out of memory.
+ */
+int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size);
+
+/* The one block of user stack ID was written: a dwarf id's frames go. */
+void stacks_done(struct stacks *s, int32_t id);
+
+/* PID exec'ed, or a new process has it: unwind its stacks with its new maps. */
+void stacks_forget_pid(struct stacks *s, uint32_t pid);
+
+/*
+ * --call-graph dwarf for a -F sample: REGS (pc, sp, frame pointer, link
+ * register) and LEN bytes of stack from sp, copied by the kernel, unwound
+ * into IP (at most MAX frames); 0 without an unwinder.  A task_events
+ * unwind callback (CTX: the stacks).
+ */
+uint32_t stacks_unwind_regs(void *ctx, uint32_t pid, uint32_t tid, const uint64_t regs[4],
+			    const uint8_t *stack, uint32_t len, bool ends_stack, uint64_t *ip,
+			    uint32_t max);
+
+/* --stack-cache verify with dwarf: reuses whose stack was not the unwound one. */
+uint64_t stacks_wrong_reuses(const struct stacks *s);
+
+/* How the copies were unwound (NULL without --call-graph dwarf). */
+const struct unwind_counts *stacks_unwind_counts(const struct stacks *s);
+
+void stacks_free(struct stacks *s);
+
+#endif

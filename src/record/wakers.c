@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+/* --wakers: the offcpu-waker samples, and interrupt wakers told apart. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/procfs.h"
+#include "record/wakers.h"
+
+/*
+ * Kernel functions that mean the wakeup ran in interrupt context, the first
+ * one found from the waker's leaf deciding.  Their names have been stable
+ * since 5.10 (handle_softirqs replaced __do_softirq in 6.8; both listed).
+ * try_to_wake_up, looked up first, is where the waker's stack starts (the
+ * BPF program and tracepoint glue above it are cut).
+ */
+static const struct { const char *name; enum waker_kind kind; } irq_funcs[] = {
+	{ "try_to_wake_up", WAKER_TASK },
+	{ "hrtimer_wakeup", WAKER_TIMER },
+	{ "process_timeout", WAKER_TIMER },
+	{ "call_timer_fn", WAKER_TIMER },
+	{ "__hrtimer_run_queues", WAKER_TIMER },
+	{ "hrtimer_interrupt", WAKER_TIMER },
+	{ "handle_softirqs", WAKER_SOFTIRQ },
+	{ "__do_softirq", WAKER_SOFTIRQ },
+	{ "__handle_irq_event_percpu", WAKER_IRQ },
+	{ "handle_irq_event", WAKER_IRQ },
+	{ "generic_handle_domain_irq", WAKER_IRQ },
+	{ "handle_domain_irq", WAKER_IRQ },
+	{ "flush_smp_call_function_queue", WAKER_IRQ },
+	{ "generic_smp_call_function_single_interrupt", WAKER_IRQ },
+	{ "irq_exit_rcu", WAKER_IRQ },
+	{ "do_io_irq", WAKER_IRQ },
+	{ "do_ext_irq", WAKER_IRQ },
+};
+#define NR_FUNCS (sizeof(irq_funcs) / sizeof(irq_funcs[0]))
+
+struct wakers {
+	struct stacks *stacks;
+	uint32_t pair;		/* last pair id handed out */
+	int ranges_read;	/* 0: not yet, 1: read (some may be missing) */
+	uint64_t lo[NR_FUNCS], hi[NR_FUNCS];	/* [lo, hi); lo 0: not found */
+	struct stack *cut;	/* the waker's kernel stack, cut */
+};
+
+static int func_index(const char *name)
+{
+	for (size_t i = 0; i < NR_FUNCS; i++)
+		if (!strcmp(irq_funcs[i].name, name))
+			return i;
+	return -1;
+}
+
+/* One pass for where the functions start, one for where the next symbol does. */
+static void read_ranges(struct wakers *wk)
+{
+	char line[PROC_KSYMS_LINE], sym[PROC_SYM_MAX];
+	FILE *f = fopen("/proc/kallsyms", "r");
+	uint64_t a;
+	int i;
+
+	wk->ranges_read = 1;
+	for (i = 0; i < (int)NR_FUNCS; i++)
+		wk->hi[i] = ~0ull;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (!proc_parse_kallsyms_line(line, &a, NULL, sym) && (i = func_index(sym)) >= 0 &&
+		    !wk->lo[i])
+			wk->lo[i] = a;
+	rewind(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (proc_parse_kallsyms_line(line, &a, NULL, sym))
+			continue;
+		for (i = 0; i < (int)NR_FUNCS; i++)
+			if (wk->lo[i] && a > wk->lo[i] && a < wk->hi[i])
+				wk->hi[i] = a;
+	}
+	fclose(f);
+}
+
+static int func_at(const struct wakers *wk, uint64_t ip)
+{
+	for (size_t i = 0; i < NR_FUNCS; i++)
+		if (wk->lo[i] && ip >= wk->lo[i] && ip < wk->hi[i])
+			return i;
+	return -1;
+}
+
+/*
+ * The kind of waker W, and its kernel stack in wk->cut: from try_to_wake_up
+ * to the function that showed interrupt context (the interrupted task's
+ * frames below it are not the waker's).
+ */
+static enum waker_kind classify(struct wakers *wk, const struct offcpu_waker *w,
+				const struct stack *k)
+{
+	enum waker_kind kind = w->flags & OFFCPU_WAKER_KTHREAD ? WAKER_KTHREAD : WAKER_TASK;
+	uint32_t from = 0, to = k ? k->nr : 0;
+
+	if (!wk->ranges_read)
+		read_ranges(wk);
+	for (uint32_t i = 0; i < to; i++) {
+		int f = func_at(wk, k->ip[i]);
+
+		if (f == 0 && i < 8 && !from)
+			from = i;
+		if (f > 0) {
+			kind = irq_funcs[f].kind;
+			to = i + 1;
+		}
+	}
+	if (from >= to)
+		from = 0;
+	wk->cut->nr = to - from;
+	if (to > from)
+		memcpy(wk->cut->ip, k->ip + from, (to - from) * sizeof(uint64_t));
+	/* The idle task wakes nobody itself: an interrupt found it running. */
+	if (!w->pid && kind == WAKER_TASK)
+		kind = WAKER_IRQ;
+	/*
+	 * Without its kernel stack an interrupt cannot be told from the task
+	 * it interrupted: name neither (the lost stack is counted).
+	 */
+	if (!k && kind == WAKER_TASK)
+		kind = WAKER_NO_KSTACK;
+	return kind;
+}
+
+int wakers_add(struct wakers *wk, struct offcpu_sample *s, const struct offcpu_waker *w,
+	       void *buf, wakers_queue_fn queue, void *ctx)
+{
+	const struct stack *k = stacks_get(wk->stacks, w->kstack, true);
+	struct waker_raw raw = { .sleeper_pid = s->pid, .sleeper_tid = s->tid };
+	struct offcpu_sample ws = *s;
+	bool task;
+
+	if (!(w->flags & OFFCPU_WAKER_SEEN))
+		return queue(ctx, sample_write(buf, s), s->time);
+	raw.pair = ++wk->pair ? wk->pair : ++wk->pair;
+	s->raw = &raw.pair;
+	s->raw_size = sizeof(raw.pair);
+	if (queue(ctx, sample_write(buf, s), s->time))
+		return -1;
+	raw.kind = classify(wk, w, k);
+	memcpy(raw.comm, w->comm, sizeof(raw.comm));
+	task = raw.kind == WAKER_TASK || raw.kind == WAKER_KTHREAD;
+	ws.pid = task ? w->pid : 0;
+	ws.tid = task ? w->tid : 0;
+	ws.kernel = k ? wk->cut : NULL;
+	ws.user = raw.kind == WAKER_TASK ? stacks_get(wk->stacks, w->ustack, false) : NULL;
+	ws.id = OFFCPU_WAKER_ID;
+	ws.raw = &raw;
+	ws.raw_size = sizeof(raw);
+	return queue(ctx, sample_write(buf, &ws), s->time);
+}
+
+struct wakers *wakers_new(struct stacks *st, uint32_t max_stack)
+{
+	struct wakers *wk = calloc(1, sizeof(*wk));
+
+	if (!wk)
+		return NULL;
+	wk->stacks = st;
+	wk->cut = malloc(sizeof(*wk->cut) + max_stack * sizeof(uint64_t));
+	if (!wk->cut) {
+		free(wk);
+		return NULL;
+	}
+	return wk;
+}
+
+void wakers_free(struct wakers *wk)
+{
+	if (!wk)
+		return;
+	free(wk->cut);
+	free(wk);
+}

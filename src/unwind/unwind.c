@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: GPL-2.0
+/* User stacks from copies, unwound with the mapped files' CFI (see unwind.h). */
+#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/hashset.h"
+#include "lib/procfs.h"
+#include "unwind/unwind.h"
+
+const char *const unwind_end_names[UNWIND_NR] = {
+	[UNWIND_CFI] = "complete by CFI",
+	[UNWIND_FP] = "complete, some frames by frame pointer",
+	[UNWIND_NO_CFI] = "cut: no CFI for a pc",
+	[UNWIND_SHORT_COPY] = "cut: stack copy too short",
+	[UNWIND_UNREADABLE] = "cut: stack unreadable",
+	[UNWIND_DEPTH] = "cut: depth limit",
+	[UNWIND_BAD] = "cut: stack pointer went backwards",
+};
+
+/* ---- the unwinding itself, on a copy ---- */
+
+#define RAW_READS (4 * UNWIND_READS_MAX)
+
+/*
+ * The copy being unwound, and every word read from it.  A saved frame
+ * pointer read from the stack matters only once some frame uses it (a CFA
+ * based on it, a frame-pointer step): until then it is no key of the stack
+ * cache (libc keeps plain values in rbp, a timestamp say, that would make
+ * every block a miss).
+ */
+struct copy_view {
+	uint64_t sp;
+	const uint8_t *bytes;
+	uint32_t len;
+	bool beyond;	/* a read fell outside the copy */
+	bool ends_stack;	/* the copy was shortened: its end is the stack mapping's */
+	bool past_end;		/* a read fell beyond that end: no frame lies there */
+	uint32_t nraw;
+	int fp_src;	/* the read the frame pointer came from, -1: the registers */
+	bool sp_from_fp;	/* arm64 after a frame-record step: sp from the next row */
+	bool fp_used, lr_used;	/* the registers' fp, lr */
+	uint64_t addr[RAW_READS], val[RAW_READS];
+	bool need[RAW_READS];
+};
+
+static int read_copy(void *ctx, uint64_t addr, uint64_t *val)
+{
+	struct copy_view *v = ctx;
+
+	if (addr < v->sp || addr - v->sp > v->len || v->len - (addr - v->sp) < 8) {
+		v->beyond = true;
+		v->past_end |= v->ends_stack && addr >= v->sp && addr - v->sp >= v->len;
+		return -1;
+	}
+	memcpy(val, v->bytes + (addr - v->sp), 8);
+	if (v->nraw < RAW_READS) {
+		v->addr[v->nraw] = addr;
+		v->val[v->nraw] = *val;
+		v->need[v->nraw] = true;
+	}
+	v->nraw++;
+	return 0;
+}
+
+/* The frame pointer is used: the word it came from is part of the key. */
+static void need_fp(struct copy_view *v)
+{
+	if (v->fp_src < 0)
+		v->fp_used = true;
+	else if (v->fp_src < RAW_READS)
+		v->need[v->fp_src] = true;
+}
+
+/* The frame pointer of the step just made came from its last read. */
+static void fp_from_last_read(struct copy_view *v)
+{
+	v->fp_src = v->nraw - 1;
+	if (v->nraw && v->nraw <= RAW_READS)
+		v->need[v->nraw - 1] = false;
+}
+
+static void keep_reads(const struct copy_view *v, struct unwind_reads *r)
+{
+	*r = (struct unwind_reads){ .overflow = v->nraw > RAW_READS, .fp_used = v->fp_used,
+				    .lr_used = v->lr_used };
+	for (uint32_t i = 0; i < v->nraw && i < RAW_READS; i++) {
+		if (!v->need[i])
+			continue;
+		if (r->n == UNWIND_READS_MAX) {
+			r->overflow = true;
+			return;
+		}
+		r->addr[r->n] = v->addr[i];
+		r->val[r->n++] = v->val[i];
+	}
+}
+
+bool unwind_cacheable(enum unwind_end end, const struct unwind_reads *reads)
+{
+	/* A cut copy or a wrong row may end otherwise another time. */
+	return !reads->overflow && end != UNWIND_SHORT_COPY && end != UNWIND_UNREADABLE &&
+	       end != UNWIND_BAD;
+}
+
+/*
+ * A frame record at FP ([fp] the caller's fp, [fp + 8] the return address:
+ * x86_64 and arm64; s390x keeps none).  For a pc no FDE covers.
+ */
+static enum cfi_step_result fp_step(unsigned int machine, struct cfi_frame *f,
+				    struct copy_view *v)
+{
+	uint64_t up, ra;
+
+	if (machine != EM_X86_64 && machine != EM_AARCH64)
+		return CFI_STEP_GAP;
+	need_fp(v);
+	/* Thread entry code clears the frame pointer (musl's __clone, glibc's _start). */
+	if (!f->fp)
+		return CFI_STEP_END;
+	if (f->fp < f->sp)
+		return CFI_STEP_GAP;
+	if (read_copy(v, f->fp + 8, &ra) || read_copy(v, f->fp, &up))
+		return CFI_STEP_UNREADABLE;
+	v->fp_src = v->nraw - 1;
+	if (!ra)
+		return CFI_STEP_END;
+	/*
+	 * x86_64: the caller's sp is exactly above the record.  arm64: GCC puts
+	 * the record at the bottom of the frame, so the caller's sp is found from
+	 * its own row and frame pointer (sp_from_fp, in unwind_frames).
+	 */
+	*f = (struct cfi_frame){ .pc = ra, .sp = f->fp + 16, .fp = up };
+	v->sp_from_fp = machine == EM_AARCH64;
+	return CFI_STEP_OK;
+}
+
+/*
+ * s390x's back chain ([sp] the caller's sp; the return address saved at
+ * offset 112 of the caller's register save area), where the code keeps it
+ * (-mbackchain), for a pc no FDE covers.  As the kernel walks it.
+ */
+static enum cfi_step_result chain_step(struct cfi_frame *f, struct copy_view *v)
+{
+	uint64_t up, ra;
+
+	if (read_copy(v, f->sp, &up))
+		return CFI_STEP_UNREADABLE;
+	if (!up)
+		return CFI_STEP_END;
+	if (up <= f->sp || (up & 7))
+		return CFI_STEP_GAP;
+	if (read_copy(v, up + 112, &ra))
+		return CFI_STEP_UNREADABLE;
+	if (!ra)
+		return CFI_STEP_END;
+	*f = (struct cfi_frame){ .pc = ra, .sp = up, .fp = f->fp };
+	return CFI_STEP_OK;
+}
+
+/* One step without CFI: frame record, or back chain. */
+static enum cfi_step_result fallback_step(unsigned int machine, struct cfi_frame *f,
+					  struct copy_view *v)
+{
+	return machine == EM_S390 ? chain_step(f, v) : fp_step(machine, f, v);
+}
+
+static enum unwind_end end_of(enum cfi_step_result r, const struct copy_view *v, bool by_fp)
+{
+	switch (r) {
+	case CFI_STEP_END:
+		return by_fp ? UNWIND_FP : UNWIND_CFI;
+	case CFI_STEP_UNREADABLE:
+		/* Beyond the end of the thread's stack mapping: the last frame was the outermost. */
+		if (v->past_end)
+			return by_fp ? UNWIND_FP : UNWIND_CFI;
+		return v->beyond ? UNWIND_SHORT_COPY : UNWIND_UNREADABLE;
+	default:
+		return UNWIND_NO_CFI;
+	}
+}
+
+static uint32_t unwind_frames(struct copy_view *v, struct cfi_frame f, unwind_row_fn rows,
+			      void *ctx, uint64_t *ip, uint32_t max, enum unwind_end *end)
+{
+	unsigned int machine = 0;
+	bool by_fp = false;
+	uint32_t n = 1;
+
+	for (;;) {
+		/* A return address points past its call: look up the call. */
+		uint64_t pc = f.pc - (n > 1), vaddr = 0, sp = f.sp;
+		unsigned int file_machine = 0;
+		const struct cfi_row *row = rows(ctx, pc, &vaddr, &file_machine);
+		enum cfi_step_result r = CFI_STEP_GAP;
+
+		if (file_machine) {
+			machine = file_machine;
+			f.pc = vaddr;
+			/*
+			 * After a frame-record step (arm64) the frame pointer points
+			 * at its own save slot (CFA + fp_off): the CFA, hence sp,
+			 * follows from it.  Without that rule the step is a guess.
+			 */
+			if (v->sp_from_fp && row && row->kind == CFI_NORMAL &&
+			    row->cfa_base == CFI_BASE_SP && row->fp_rule == CFI_AT_CFA) {
+				need_fp(v);
+				f.sp = f.fp - (int64_t)row->fp_off - (int64_t)row->cfa_off;
+			}
+			v->sp_from_fp = false;
+			if (row && row->kind == CFI_NORMAL && row->cfa_base == CFI_BASE_FP)
+				need_fp(v);
+			if (row && row->kind == CFI_NORMAL && row->ra_rule == CFI_SAME && n == 1)
+				v->lr_used = true;
+			r = cfi_step(machine, row, n == 1, &f, read_copy, v);
+			if (r == CFI_STEP_OK && row->fp_rule == CFI_AT_CFA)
+				fp_from_last_read(v);
+		}
+		if ((r == CFI_STEP_GAP || r == CFI_STEP_UNSUPPORTED) && machine) {
+			f.pc = pc;
+			r = fallback_step(machine, &f, v);
+			by_fp |= r == CFI_STEP_OK;
+		}
+		if (r != CFI_STEP_OK) {
+			*end = end_of(r, v, by_fp);
+			return n;
+		}
+		/* Callers' frames lie above (an arm64 leaf may share its caller's sp). */
+		if (f.sp < sp || (f.sp == sp && n > 1)) {
+			*end = UNWIND_BAD;
+			return n;
+		}
+		if (n == max) {
+			*end = UNWIND_DEPTH;
+			return n;
+		}
+		ip[n++] = f.pc;
+	}
+}
+
+uint32_t unwind_stack(const struct offcpu_ucopy *c, uint32_t len, bool ends_stack,
+		      unwind_row_fn rows, void *ctx, uint64_t *ip, uint32_t max,
+		      enum unwind_end *end, struct unwind_reads *reads)
+{
+	struct copy_view *v = calloc(1, sizeof(*v));
+	struct cfi_frame f = { .pc = c->pc, .sp = c->sp, .fp = c->fp, .lr = c->lr };
+	uint32_t n = 0;
+
+	*end = UNWIND_DEPTH;
+	if (!v || !max) {
+		if (reads)
+			*reads = (struct unwind_reads){ .overflow = true };
+		free(v);
+		return 0;
+	}
+	*v = (struct copy_view){ .sp = c->sp, .bytes = c->bytes, .len = len, .fp_src = -1,
+				 .ends_stack = ends_stack };
+	ip[n++] = c->pc;
+	if (!len)
+		*end = UNWIND_UNREADABLE;
+	else
+		n = unwind_frames(v, f, rows, ctx, ip, max, end);
+	if (reads)
+		keep_reads(v, reads);
+	free(v);
+	return n;
+}
+
+/* ---- files and processes ---- */
+
+#define MAX_LOADS 16
+
+struct uw_file {
+	unsigned int maj, min;
+	uint64_t ino;
+	int fd;			/* kept open: the CFI is read from its mapping */
+	struct cfi_file *cfi;	/* NULL: none */
+	size_t nr_loads;
+	struct { uint64_t offset, vaddr, filesz; } loads[MAX_LOADS];
+};
+
+struct uw_map {
+	uint64_t start, end, pgoff;
+	struct uw_file *file;
+};
+
+struct uw_proc {
+	struct uw_map *maps;
+	size_t n;
+	uint64_t mm;	/* the address space the maps were read for (0: unknown) */
+};
+
+struct unwinder {
+	struct u32_map procs;		/* pid -> struct uw_proc */
+	struct uw_file **files;
+	size_t nr_files;
+	size_t budget;
+	struct unwind_counts counts;
+};
+
+/* The PT_LOAD segments of the ELF at FD: runtime offsets to file addresses. */
+static void read_loads(int fd, struct uw_file *f)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t n = 0;
+	GElf_Phdr ph;
+
+	if (elf && !elf_getphdrnum(elf, &n))
+		for (size_t i = 0; i < n && f->nr_loads < MAX_LOADS; i++)
+			if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD) {
+				f->loads[f->nr_loads].offset = ph.p_offset;
+				f->loads[f->nr_loads].vaddr = ph.p_vaddr;
+				f->loads[f->nr_loads].filesz = ph.p_filesz;
+				f->nr_loads++;
+			}
+	elf_end(elf);
+}
+
+static int open_mapped(uint32_t pid, const struct proc_map *m)
+{
+	char path[4200];
+	int fd;
+
+	/* The mapped file itself, also when deleted or in another mount namespace. */
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m->file);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static void open_cfi_file(struct unwinder *u, struct uw_file *f, int fd)
+{
+	char err[256];
+
+	read_loads(fd, f);
+	f->cfi = cfi_file_open(fd, err, sizeof(err));
+	if (!f->cfi) {
+		u->counts.no_table++;
+		close(fd);
+		return;
+	}
+	f->fd = fd;
+	u->counts.files++;
+	u->counts.table_bytes += cfi_file_bytes(f->cfi);
+}
+
+static struct uw_file *file_of(struct unwinder *u, uint32_t pid, const struct proc_map *m)
+{
+	struct uw_file *f, **v;
+	int fd;
+
+	for (size_t i = 0; i < u->nr_files; i++) {
+		f = u->files[i];
+		if (f->maj == m->maj && f->min == m->min && f->ino == m->ino)
+			return f;
+	}
+	v = realloc(u->files, (u->nr_files + 1) * sizeof(*v));
+	f = calloc(1, sizeof(*f));
+	if (v)
+		u->files = v;
+	if (!v || !f) {
+		free(f);
+		return NULL;
+	}
+	f->maj = m->maj;
+	f->min = m->min;
+	f->ino = m->ino;
+	f->fd = -1;
+	fd = open_mapped(pid, m);
+	if (fd >= 0)
+		open_cfi_file(u, f, fd);
+	u->files[u->nr_files++] = f;
+	return f;
+}
+
+/* The executable file mappings of PID, or -1 when it cannot be read (gone). */
+static int read_maps(struct unwinder *u, uint32_t pid, struct uw_proc *p)
+{
+	char path[64], line[PROC_MAPS_LINE];
+	struct proc_map m;
+	struct uw_map *v = NULL;
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		struct uw_map *nv;
+
+		line[strcspn(line, "\n")] = 0;
+		if (proc_parse_maps_line(line, &m) || !(m.prot & 4) || m.file[0] != '/')
+			continue;
+		nv = realloc(v, (n + 1) * sizeof(*v));
+		if (!nv)
+			break;
+		v = nv;
+		v[n] = (struct uw_map){ m.start, m.end, m.pgoff, file_of(u, pid, &m) };
+		n++;
+	}
+	fclose(f);
+	free(p->maps);
+	p->maps = v;
+	p->n = n;
+	return 0;
+}
+
+static const struct uw_map *map_of(const struct uw_proc *p, uint64_t pc)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (pc >= p->maps[i].start && pc < p->maps[i].end)
+			return &p->maps[i];
+	return NULL;
+}
+
+struct proc_lookup {
+	struct unwinder *u;
+	uint32_t pid;
+	struct uw_proc *p;
+	bool reread;	/* the maps were read again for this copy */
+};
+
+static size_t budget_left(const struct unwinder *u)
+{
+	return u->budget > u->counts.table_bytes ? u->budget - u->counts.table_bytes : 0;
+}
+
+static const struct cfi_row *proc_row(void *ctx, uint64_t pc, uint64_t *vaddr,
+				      unsigned int *machine)
+{
+	struct proc_lookup *l = ctx;
+	const struct uw_map *m = map_of(l->p, pc);
+	struct uw_file *f;
+	const struct cfi_row *row;
+	size_t before;
+	uint64_t off;
+
+	/* Mapped since the maps were read (dlopen): read them again, once per copy. */
+	if (!m && !l->reread) {
+		l->reread = true;
+		read_maps(l->u, l->pid, l->p);
+		m = map_of(l->p, pc);
+	}
+	if (!m || !m->file || !m->file->cfi)
+		return NULL;
+	f = m->file;
+	off = pc - m->start + m->pgoff;
+	for (size_t i = 0; i < f->nr_loads; i++) {
+		if (off < f->loads[i].offset || off - f->loads[i].offset >= f->loads[i].filesz)
+			continue;
+		*vaddr = off - f->loads[i].offset + f->loads[i].vaddr;
+		*machine = cfi_file_machine(f->cfi);
+		before = cfi_file_bytes(f->cfi);
+		row = cfi_file_lookup(f->cfi, *vaddr, budget_left(l->u));
+		l->u->counts.table_bytes += cfi_file_bytes(f->cfi) - before;
+		l->u->counts.over_budget += !row && !budget_left(l->u);
+		return row;
+	}
+	return NULL;
+}
+
+/*
+ * PID's maps, read again when its address space is another than when they
+ * were read (MM: an exec, or a new process under a reused pid; 0: unknown,
+ * the -F samples, whose exec records forget the pid in time order instead).
+ */
+static struct uw_proc *proc_of(struct unwinder *u, uint32_t pid, uint64_t mm, bool *fresh)
+{
+	struct uw_proc *p = u32_map_get(&u->procs, pid);
+
+	*fresh = false;
+	if (p && (!mm || !p->mm || p->mm == mm)) {
+		p->mm = p->mm ? p->mm : mm;
+		return p;
+	}
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p || u32_map_put(&u->procs, pid, p)) {
+			free(p);
+			return NULL;
+		}
+	}
+	p->mm = mm;
+	read_maps(u, pid, p);
+	*fresh = true;
+	return p;
+}
+
+void unwinder_forget(struct unwinder *u, uint32_t pid)
+{
+	struct uw_proc *p = u32_map_get(&u->procs, pid);
+
+	if (p) {
+		u32_map_del(&u->procs, pid);
+		free(p->maps);
+		free(p);
+	}
+}
+
+uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool ends_stack,
+			 uint64_t *ip, uint32_t max, enum unwind_end *end,
+			 struct unwind_reads *reads)
+{
+	struct proc_lookup l = { .u = u, .pid = c->pid };
+	uint32_t n;
+
+	l.p = proc_of(u, c->pid, c->mm, &l.reread);
+	if (!l.p) {
+		/* Out of memory: the innermost frame, never cached. */
+		if (reads)
+			*reads = (struct unwind_reads){ .overflow = true };
+		*end = UNWIND_NO_CFI;
+		u->counts.end[UNWIND_NO_CFI]++;
+		ip[0] = c->pc;
+		return max ? 1 : 0;
+	}
+	n = unwind_stack(c, c->len, ends_stack, proc_row, &l, ip, max, end, reads);
+	u->counts.end[*end]++;
+	return n;
+}
+
+struct unwinder *unwinder_new(size_t table_budget)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	u->budget = table_budget;
+	elf_version(EV_CURRENT);
+	return u;
+}
+
+const struct unwind_counts *unwinder_counts(const struct unwinder *u)
+{
+	return &u->counts;
+}
+
+static void free_proc(void *v)
+{
+	struct uw_proc *p = v;
+
+	free(p->maps);
+	free(p);
+}
+
+void unwinder_free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	u32_map_free(&u->procs, free_proc);
+	for (size_t i = 0; i < u->nr_files; i++) {
+		cfi_file_close(u->files[i]->cfi);
+		if (u->files[i]->fd >= 0)
+			close(u->files[i]->fd);
+		free(u->files[i]);
+	}
+	free(u->files);
+	free(u);
+}

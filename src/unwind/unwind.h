@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * User stacks from copies (--call-graph dwarf): the registers and the top of
+ * the stack the BPF program copied at switch-out (struct offcpu_ucopy),
+ * unwound here with the CFI tables of the mapped files (cfi.c, cfi_step),
+ * falling back to the frame pointer where no FDE covers a pc (x86_64,
+ * arm64).  Per process, the executable mappings from /proc/PID/maps at first
+ * sight (read again when a pc lies in none of them); per file (device and
+ * inode), one table built lazily and kept, within a memory budget.
+ */
+#ifndef OFFCPU_UNWIND_H
+#define OFFCPU_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "unwind/cfi.h"
+#include "offcpu.h"
+
+/* How an unwind ended: complete, or cut short and why. */
+enum unwind_end {
+	UNWIND_CFI,		/* to the outermost frame by CFI alone */
+	UNWIND_FP,		/* to the outermost frame, some frames by frame pointer */
+	UNWIND_NO_CFI,		/* cut: a pc with no mapping, no table or no usable row */
+	UNWIND_SHORT_COPY,	/* cut: the unwind needed a word beyond the copy */
+	UNWIND_UNREADABLE,	/* cut: nothing of the stack could be copied */
+	UNWIND_DEPTH,		/* cut: the frame limit */
+	UNWIND_BAD,		/* cut: the stack pointer went backwards (a wrong row) */
+	UNWIND_NR,
+};
+
+extern const char *const unwind_end_names[UNWIND_NR];
+
+/*
+ * The CFI row of a runtime PC, its file address in *VADDR and the file's
+ * ELF machine in *MACHINE; *MACHINE stays 0 where no file with CFI maps PC.
+ * NULL with a machine: no usable row (a gap).  The unwinder gives one over
+ * /proc; the unit tests their own.
+ */
+typedef const struct cfi_row *(*unwind_row_fn)(void *ctx, uint64_t pc, uint64_t *vaddr,
+					       unsigned int *machine);
+
+/*
+ * The stack words an unwind read (address, value), in order: with the
+ * registers, all it depends on besides the mappings (the stack cache's key).
+ */
+#define UNWIND_READS_MAX OFFCPU_UCACHE_WORDS
+
+struct unwind_reads {
+	uint32_t n;
+	bool overflow;		/* more than UNWIND_READS_MAX, or not to be cached */
+	bool fp_used, lr_used;	/* the registers' fp and lr mattered */
+	uint64_t addr[UNWIND_READS_MAX], val[UNWIND_READS_MAX];
+};
+
+/*
+ * Unwinds copy C (LEN bytes of stack from C->sp) into IP (at most MAX
+ * frames, innermost first: C->pc, then return addresses).  Returns the
+ * frames and sets *END; READS (may be NULL) gets the words read.
+ * ENDS_STACK: the copy was shortened where the stack mapping ends, so a
+ * frame that would lie beyond it does not exist (the stack is complete).
+ */
+uint32_t unwind_stack(const struct offcpu_ucopy *c, uint32_t len, bool ends_stack,
+		      unwind_row_fn rows, void *ctx, uint64_t *ip, uint32_t max,
+		      enum unwind_end *end, struct unwind_reads *reads);
+
+/* Whether an unwind that ended so is a function of its registers and reads alone. */
+bool unwind_cacheable(enum unwind_end end, const struct unwind_reads *reads);
+
+struct unwinder;
+
+/* TABLE_BUDGET: bytes of CFI rows kept at most (past it, pcs are cut short, counted). */
+struct unwinder *unwinder_new(size_t table_budget);
+
+/* unwind_stack for a copy of a live (or remembered) process; counts the end. */
+uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool ends_stack,
+			 uint64_t *ip, uint32_t max, enum unwind_end *end,
+			 struct unwind_reads *reads);
+
+/* PID exec'ed or is another process now: its maps are read again. */
+void unwinder_forget(struct unwinder *u, uint32_t pid);
+
+struct unwind_counts {
+	uint64_t end[UNWIND_NR];
+	uint64_t files, table_bytes;	/* files with CFI read, and their rows' bytes */
+	uint64_t no_table;		/* files without: no CFI, unreadable */
+	uint64_t over_budget;		/* lookups refused: the budget was spent */
+};
+
+const struct unwind_counts *unwinder_counts(const struct unwinder *u);
+
+void unwinder_free(struct unwinder *u);
+
+#endif
