@@ -133,7 +133,7 @@ boot() {	# BOARD KERNEL LOG
 	console=$(board_var "$board" QEMU_CONSOLE)
 	read -r -a machine <<< "$(board_var "$board" QEMU_MACHINE)"
 	timeout --kill-after=10 "$TIMEOUT" "$(board_var "$board" QEMU_SYSTEM)" \
-		"${machine[@]}" -accel "$ACCEL" -m 1024 -smp 2 -no-reboot -nographic \
+		"${machine[@]}" -accel "$ACCEL" ${QEMU_EXTRA:-} -m 1024 -smp 2 -no-reboot -nographic \
 		-kernel "$kernel" -initrd "$OUT/$board/initramfs.gz" \
 		-append "console=$console panic=-1 quiet loglevel=1 rdinit=/init" \
 		</dev/null >"$log" 2>&1
