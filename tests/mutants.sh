@@ -34,6 +34,15 @@ CASES=(
 	"no-waker-at-switch-in|bpf/offcpu_wakers.bpf.h|s/\tif \(!\(s->waker\.flags & OFFCPU_WAKER_SEEN\)\) \{/\tif (s->waker.flags + 1) {/|wakers"
 	"no-proc-pid-root|src/mapped_files.c|s/(\n\tif \(!m->pid[^\n]*\n\t\treturn false;\n)/\$1\treturn false;\n/|container"
 	"no-build-id-check|src/symbolize.c|s/\n\tif \(!d->want_len\)\n\t\treturn true;\n/\n\treturn true;\n/|container report"
+	"max-block-ignored|bpf/offcpu_common.bpf.h|s/return \*delta >= cfg\.min_ns && \*delta <= cfg\.max_ns;/return *delta >= cfg.min_ns;/|record"
+	"min-block-ignored|bpf/offcpu_common.bpf.h|s/return \*delta >= cfg\.min_ns && \*delta <= cfg\.max_ns;/return *delta <= cfg.max_ns;/|record"
+	"state-ignored|bpf/offcpu.bpf.c|s/if \(!\(state & cfg\.state_mask\)\) \{/if (!(state \& 3)) {/|variants"
+	"blocked-period-long|src/collector.c|s/\.time = c->end, \.period = period,/.time = c->end, .period = period * 17 \/ 16,/|blocked"
+	"waker-tid-is-pid|bpf/offcpu_wakers.bpf.h|s/\tw->tid = \(__u32\)pid_tgid;/\tw->tid = pid_tgid >> 32;/|wakers"
+	"cpu-filter-ignored|bpf/offcpu_common.bpf.h|s/\tif \(cfg\.filter_cpu\) \{/\tif (cfg.filter_cpu \&\& 0) {/|record"
+	"thresh-ignored|bpf/offcpu_common.bpf.h|s/\tif \(delta >= cfg\.thresh_ns\)\n\t\tsend_event/\tif (delta >= cfg.thresh_ns * 100)\n\t\tsend_event/|record"
+	"max-stack-ignored|src/cli.c|s/\to->max_stack = v;/\to->max_stack = 64;/|record"
+	"tp-idle-as-s|bpf/offcpu_tp.bpf.c|s/\t\tstate = OFFCPU_TASK_UNINTERRUPTIBLE;/\t\tstate = OFFCPU_TASK_INTERRUPTIBLE;/|variants"
 )
 
 # A copy of the working tree (tracked files as they are now) with the
