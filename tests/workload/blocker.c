@@ -526,6 +526,14 @@ static struct thread_truth threads[] = {
 #define NTHREADS (sizeof(threads) / sizeof(threads[0]))
 /* The threads started (main among them): all with -s, else all but bl-vfork. */
 static size_t nstarted = NTHREADS - 1;
+/*
+ * Their stacks, here rather than mapped by pthread_create (musl puts TLS on
+ * a stack given, so it maps nothing): an mmap takes the mm's lock for
+ * writing, and a thread started earlier that faults meanwhile waits for it
+ * in D, outside any function measured here (seen under --state D).
+ */
+#define STACK_SIZE (256 * 1024)
+static char stacks[NTHREADS][STACK_SIZE] __attribute__((aligned(4096)));
 
 static void print_truth(void)
 {
@@ -585,7 +593,8 @@ int main(int argc, char **argv)
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	for (size_t i = 1; i < nstarted; i++)
-		if (pthread_create(&tid, &attr, thread_main, &threads[i]))
+		if (pthread_attr_setstack(&attr, stacks[i], STACK_SIZE) ||
+		    pthread_create(&tid, &attr, thread_main, &threads[i]))
 			return 2;
 	blocker_main_join(&m->fn[1]);
 	print_truth();
