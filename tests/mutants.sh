@@ -18,15 +18,15 @@ mkdir -p "$LOG"
 # (The builds use -Werror: a case keeps what it disables referenced.)
 # Tests: a tests/run.sh pattern, or qemu (the cell above).
 CASES=(
-	"time-short|bpf/offcpu.bpf.c|s/(\tdelta = \*now - s->ts;\n)/\$1\tdelta -= delta \/ 12;\n/|record report variants qemu"
-	"time-long|bpf/offcpu.bpf.c|s/(\tdelta = \*now - s->ts;\n)/\$1\tdelta += delta \/ 12;\n/|record report variants qemu"
-	"dropped-thread|bpf/offcpu.bpf.c|s/(\tdelta = \*now - s->ts;\n)/\$1\tif (tid % 3 == 1)\n\t\treturn;\n/|record qemu"
+	"time-short|bpf/offcpu_common.bpf.h|s/(\t\*delta = \*now - s->ts;\n)/\$1\t*delta -= *delta \/ 12;\n/|record report variants qemu"
+	"time-long|bpf/offcpu_common.bpf.h|s/(\t\*delta = \*now - s->ts;\n)/\$1\t*delta += *delta \/ 12;\n/|record report variants qemu"
+	"dropped-thread|bpf/offcpu_common.bpf.h|s/(\tif \(!block_ends\(s, now, &delta\)\)\n\t\treturn;\n)/\$1\tif (tid % 3 == 1)\n\t\treturn;\n/|record qemu"
 	"no-build-ids|src/record/collector.c|s/\n\tadd_build_ids\(c\);\n/\n\t(void)add_build_ids;\n/|report"
 	"leak-in-svg|src/report/report.c|s/(\nstatic int add_flame\([^)]*\)\n\{\n)/\$1\tchar *volatile leak = malloc(64);\n\n\t(void)leak;\n/|asan"
 	"no-final-flush|src/record/collector.c|s/(int collector_finish\(.*?)\n\tflush\(c, UINT64_MAX\);\n/\$1\n/s|record"
 	"crashed-workload|tests/workload/blocker.c|s/(\n\tblocker_main_join\(&m->fn\[1\]\);\n)/\$1\t*(volatile int *)0 = 0;\n/|record qemu"
-	"no-end-scan|src/record/collector.c|s/ blocked_scan_end\(c->ld, add_blocked, c\)/ (0 \&\& blocked_scan_end(c->ld, add_blocked, c))/|blocked qemu"
-	"no-start-scan|src/record/blocked.c|s/return run_iter\(l->scan_start, count_start, st\);/return 0 \&\& run_iter(l->scan_start, count_start, st);/|blocked"
+	"no-end-scan|src/record/collector.c|s/ blocked_scan_end\(c->ld, c->end, add_blocked, c, &c->st\.blocked_ran\)/ (0 \&\& blocked_scan_end(c->ld, c->end, add_blocked, c, \&c->st.blocked_ran))/|blocked qemu"
+	"no-start-scan|src/record/blocked.c|s/return run_iter\(l->scan_start, count_start, st, poll, poll_ctx\);/return 0 \&\& run_iter(l->scan_start, count_start, st, poll, poll_ctx);/|blocked"
 	"empty-workload-output|tests/workload/blocker.c|s/\n\tprint_truth\(\);\n/\n\t(void)print_truth;\n/|record qemu"
 	"pprof-dropped-sample|src/report/pprof.c|s/\n\tp->nr_samples\+\+;\n/\n\tp->nr_samples += p->nr_samples % 7 != 3;\n/|pprof"
 	"pprof-ns-as-count|src/report/pprof.c|s/\[VALUE_NS\] = ns, \[VALUE_COUNT\] = count/[VALUE_NS] = count, [VALUE_COUNT] = ns/|pprof"
@@ -34,6 +34,15 @@ CASES=(
 	"no-waker-at-switch-in|bpf/offcpu_wakers.bpf.h|s/\tif \(!\(s->waker\.flags & OFFCPU_WAKER_SEEN\)\) \{/\tif (s->waker.flags + 1) {/|wakers"
 	"no-proc-pid-root|src/record/mapped_files.c|s/(\n\tif \(!m->pid[^\n]*\n\t\treturn false;\n)/\$1\treturn false;\n/|container"
 	"no-build-id-check|src/symbols/symbolize.c|s/\n\tif \(!d->want_len\)\n\t\treturn true;\n/\n\treturn true;\n/|container report"
+	"max-block-ignored|bpf/offcpu_common.bpf.h|s/return \*delta >= cfg\.min_ns && \*delta <= cfg\.max_ns;/return *delta >= cfg.min_ns;/|record"
+	"min-block-ignored|bpf/offcpu_common.bpf.h|s/return \*delta >= cfg\.min_ns && \*delta <= cfg\.max_ns;/return *delta <= cfg.max_ns;/|record"
+	"state-ignored|bpf/offcpu.bpf.c|s/if \(!\(state & cfg\.state_mask\)\) \{/if (!(state \& 3)) {/|variants"
+	"blocked-period-long|src/record/collector.c|s/\.time = c->end, \.period = period,/.time = c->end, .period = period * 17 \/ 16,/|blocked"
+	"waker-tid-is-pid|bpf/offcpu_wakers.bpf.h|s/\tw->tid = \(__u32\)pid_tgid;/\tw->tid = pid_tgid >> 32;/|wakers"
+	"cpu-filter-ignored|bpf/offcpu_common.bpf.h|s/\tif \(cfg\.filter_cpu\) \{/\tif (cfg.filter_cpu \&\& 0) {/|record"
+	"thresh-ignored|bpf/offcpu_common.bpf.h|s/\tif \(delta >= cfg\.thresh_ns\)\n\t\tsend_event/\tif (delta >= cfg.thresh_ns * 100)\n\t\tsend_event/|record"
+	"max-stack-ignored|src/record/cli.c|s/\to->max_stack = v;/\to->max_stack = 64;/|record"
+	"tp-idle-as-s|bpf/offcpu_tp.bpf.c|s/\t\tstate = OFFCPU_TASK_UNINTERRUPTIBLE;/\t\tstate = OFFCPU_TASK_INTERRUPTIBLE;/|variants"
 )
 
 # A copy of the working tree (tracked files as they are now) with the

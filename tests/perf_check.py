@@ -140,11 +140,64 @@ def read_calls(path):
     try:
         for line in open(path):
             p = line.split()
-            if len(p) == 8 and p[0] == 'calls':
-                calls[p[1]] = ' '.join(p[2:])
+            if len(p) >= 8 and p[0] == 'calls':
+                calls[p[1]] = ' '.join(p[2:8])
     except OSError:
         pass
     return calls
+
+
+def read_call_facts(path):
+    """blocker's `calls` lines, the facts beyond the diagnostics: {function:
+    dict(voluntary, min_ns, max_ns, preempted, multi, state)}: of the calls
+    that switched out, the shortest off-CPU time of one not preempted, the
+    longest of any, the calls preempted, the calls that switched out more
+    than once; the state it sleeps in (S or D)."""
+    facts = {}
+    for line in open(path):
+        p = line.split()
+        if len(p) == 18 and p[0] == 'calls':
+            facts[p[1]] = dict(voluntary=int(p[3]), min_ns=int(p[9]) * 1000,
+                               max_ns=int(p[11]) * 1000, preempted=int(p[13]),
+                               multi=int(p[15]), state=p[17])
+    return facts
+
+
+def expected(a, fn, ns, count, pre, facts):
+    """What a recording with --state/--min-block/--max-block must hold of
+    FN (its truth NS in COUNT calls, PRE preempted): 'all' (its truth),
+    'none' (nothing) or 'some' (calls on both sides of a bound, or calls of
+    several blocks: not decided).  Without those options, 'all'."""
+    states = getattr(a, 'state', None)
+    lo = getattr(a, 'min_block_us', None)
+    hi = getattr(a, 'max_block_us', None)
+    if states is None and lo is None and hi is None:
+        return 'all'
+    f = facts.get(fn)
+    if f is None:
+        sys.exit(f'no calls line of {fn} in the workload output (an older blocker?)')
+    if states is not None and f['state'] not in states:
+        return 'none'
+    if not f['voluntary']:
+        return 'all'	# never blocked: 0 ms either way
+    if f['multi']:
+        return 'some'
+    # A call's own time differs from its one block by BLOCK_US.  A call
+    # preempted too has a block shorter than its time by an unknown part:
+    # below --min-block, such a block is missing, which the truth's
+    # allowance for the preempted time covers ('all'), but it could fall
+    # inside the bounds of a function otherwise wholly above them.
+    slack = a.block_us * 1000
+    lo = (lo or 0) * 1000
+    hi = hi * 1000 if hi is not None else float('inf')
+    unpreempted = f['voluntary'] > f['preempted']
+    if f['max_ns'] + slack < lo:
+        return 'none'
+    if unpreempted and f['min_ns'] - slack >= lo and f['max_ns'] + slack <= hi:
+        return 'all'
+    if not f['preempted'] and f['min_ns'] - slack > hi:
+        return 'none'
+    return 'some'
 
 
 def by_thread(samples, pid=None):
@@ -182,23 +235,37 @@ def check_truth(a, rec, n):
     truth = read_truth(a.workload)
     if not n:
         sys.exit('no offcpu-time samples in the recording')
+    facts = read_call_facts(a.workload)
     bad = []
-    want_all = got_all = pre_all = 0
+    want_all = got_all = pre_all = some_all = 0
+    decided = defaultdict(int)
     for (tid, comm), funcs in sorted(truth.items()):
         r = rec.get(tid, dict(total=0, funcs={}, comms=set(), n=0))
-        want = sum(v[0] for v in funcs.values())
+        # Under --state/--min-block/--max-block: each function's share.
+        exp = {fn: expected(a, fn, *v, facts) for fn, v in funcs.items()}
+        for fn, e in exp.items():
+            decided[e] += facts.get(fn, {}).get('voluntary', 0) > 0
+        some = sum(v[0] for fn, v in funcs.items() if exp[fn] == 'some')
+        # The thread's blocks outside its functions (libc's thread start and
+        # exit: a lock at exit) are allowed BLOCK_US a call of all its calls,
+        # as without these options, also when its functions are left out.
         count = sum(v[1] for v in funcs.values())
+        funcs = {fn: v if exp[fn] == 'all' else (0, 0, 0) for fn, v in funcs.items()
+                 if exp[fn] != 'some'}
+        want = sum(v[0] for v in funcs.values())
         preempted = sum(v[2] for v in funcs.values())
         want_all += want
         got_all += r['total']
         pre_all += preempted
+        some_all += some
         # The main thread's first blocks (exec) may carry the launcher's name.
-        if r['comms'] and comm not in r['comms']:
+        if r['comms'] and comm not in r['comms'] and want:
             bad.append(f'{comm}/{tid} recorded as {sorted(r["comms"])}')
         if not a.threads_only:
             for fn, (ns, c, pre) in sorted(funcs.items()):
                 got = r['funcs'].get(fn, 0)
-                ok = within(got, ns, c, pre, a)
+                # Left out: nothing at all, not a little.
+                ok = within(got, ns, c, pre, a) if ns else got == 0
                 print(f'{comm}/{tid} {fn}: workload {ns / 1e6:.1f} ms in {c} calls'
                       f' ({pre / 1e6:.1f} ms preempted), perf {got / 1e6:.1f} ms'
                       f' ({pct(got, ns)}{"" if ok else " MISMATCH"})')
@@ -206,13 +273,24 @@ def check_truth(a, rec, n):
                     how = read_calls(a.workload).get(fn)
                     bad.append(f'{comm} {fn} {got / 1e6:.1f} ms vs {ns / 1e6:.1f} ms'
                                f' ({pre / 1e6:.1f} preempted{"; calls " + how if how else ""})')
-        ok = within(r['total'], want, count, preempted, a)
-        print(f'{comm}/{tid} all: workload {want / 1e6:.1f} ms, perf {r["total"] / 1e6:.1f} ms'
+        # Undecided functions' time may be there, all or in part.
+        ok = within(r['total'], want, count, preempted, a) or \
+            want < r['total'] <= want + some + a.tol * (want + some) + preempted + count * a.block_us * 1000
+        print(f'{comm}/{tid} all: workload {want / 1e6:.1f} ms (+ {some / 1e6:.1f} ms undecided),'
+              f' perf {r["total"] / 1e6:.1f} ms'
               f' in {r["n"]} samples ({pct(r["total"], want)}{"" if ok else " MISMATCH"})')
         if not ok:
             bad.append(f'{comm} {r["total"] / 1e6:.1f} ms vs {want / 1e6:.1f} ms'
                        f' ({preempted / 1e6:.1f} preempted)')
-    ok = abs(got_all - want_all) <= a.tol * want_all + pre_all
+    ok = abs(got_all - want_all) <= a.tol * want_all + pre_all or \
+        want_all < got_all <= want_all + some_all + a.tol * (want_all + some_all) + pre_all
+    if any(getattr(a, k, None) is not None for k in ('state', 'min_block_us', 'max_block_us')):
+        # The check must decide something both ways (functions with calls).
+        print(f'functions: {decided["all"]} recorded in full, {decided["none"]} left out,'
+              f' {decided["some"]} undecided')
+        if not decided['all'] or not decided['none']:
+            bad.append(f'the workload has no function wholly in and one wholly out'
+                       f' ({dict(decided)}): nothing was checked')
     print(f'all threads: workload {want_all / 1e6:.1f} ms, perf {got_all / 1e6:.1f} ms'
           f' ({pct(got_all, want_all)}{"" if ok else " MISMATCH"})')
     if not ok:
@@ -232,10 +310,94 @@ def cmd_compare(a):
            if x['event'] == 'offcpu-time' and (a.pid is None or x['pid'] == a.pid)):
         sys.exit('samples without a command name')
     bad = check_truth(a, *by_thread(samples, a.pid))
+    bad += check_identity(a, samples)
     kfuncs = summarize(samples, a.pid)['kernel_funcs']
     for k in a.kernel_func or []:
         if k not in kfuncs:
             bad.append(f'kernel function {k} not in any callchain')
+    if bad:
+        sys.exit('; '.join(bad))
+
+
+def check_identity(a, samples):
+    """Each sample of a workload thread (by tid) carries the workload's pid
+    (its main thread's tid) and that thread's own name (the main thread's
+    first blocks, before exec, may carry the launcher's)."""
+    truth = read_truth(a.workload)
+    comm = {tid: c for tid, c in truth}
+    pid = next((tid for tid, c in truth if c == 'blocker'), None)
+    bad = set()
+    for x in samples:
+        if x['event'] != 'offcpu-time' or x['tid'] not in comm:
+            continue
+        if pid is not None and x['pid'] != pid:
+            bad.add(f'{comm[x["tid"]]}/{x["tid"]} recorded with pid {x["pid"]}, not {pid}')
+        if x['comm'] != comm[x['tid']] and x['tid'] != pid:
+            bad.add(f'{comm[x["tid"]]}/{x["tid"]} recorded as {x["comm"]}')
+    return sorted(bad)[:3]
+
+
+def idle_kworker(x):
+    """A sample of a kernel worker asleep waiting for work: worker_thread
+    sleeps in TASK_IDLE (D that does not count as load), outside any work
+    item (process_one_work, where a work function may sleep as it likes)."""
+    syms = {f[0] for f in x['frames']}
+    return x['comm'].startswith('kworker/') and 'worker_thread' in syms \
+        and 'process_one_work' not in syms
+
+
+def cmd_idle(a):
+    """--include-kernel-threads recordings: idle kernel workers (TASK_IDLE,
+    a D state) present (--state D or SD) or absent (--state S)."""
+    out, err = perf_script(a.file, a.symfs)
+    samples = [x for x in parse(out) if x['event'] == 'offcpu-time']
+    idle = [x for x in samples if idle_kworker(x)]
+    kworkers = sum(x['comm'].startswith('kworker/') for x in samples)
+    print(f'{len(idle)} samples of idle kworkers (of {kworkers} kworker samples, {len(samples)} in all)')
+    if a.absent and idle:
+        sys.exit(f'{len(idle)} samples of idle kworkers (TASK_IDLE) in a recording without D,'
+                 f' e.g. {idle[0]["comm"]}: {[f[0] for f in idle[0]["frames"]][:4]}')
+    if not a.absent and not idle:
+        sys.exit(f'no sample of an idle kworker (TASK_IDLE) in a recording with D'
+                 f' ({kworkers} kworker samples)')
+
+
+# (sleeper, its blocking function, its waker): each waker a thread of the
+# workload, whose pid and tid the workload printed (tests/wakers_check.py
+# checks names and stacks, from offcpu report).
+WAKERS = [('bl-piperd', 'blocker_pipe_read', 'bl-pipewr'),
+          ('bl-mutexw', 'blocker_mutex_wait', 'bl-mutexh')]
+WAKER_SHARE = 0.90	# as tests/wakers_check.py's MIN_SHARE
+
+
+def cmd_wakers(a):
+    """--wakers recordings, perf script's view: of each sleeper's time in its
+    function, WAKER_SHARE must be under offcpu-waker samples that carry the
+    waker thread's own pid, tid and name (the workload's)."""
+    truth = read_truth(a.workload)
+    tid_of = {c: tid for tid, c in truth}
+    pid = tid_of['blocker']
+    out, err = perf_script(a.file, a.symfs)
+    samples = list(parse(out))
+    total, right, seen = defaultdict(int), defaultdict(int), defaultdict(set)
+    for x, w in zip(samples, samples[1:]):
+        if x['event'] != 'offcpu-time' or w['event'] != 'offcpu-waker' or w['time'] != x['time']:
+            continue
+        for sleeper, fn, waker in WAKERS:
+            if x['tid'] != tid_of[sleeper] or fn not in {f[0] for f in x['frames']}:
+                continue
+            total[sleeper] += x['period']
+            seen[sleeper].add(f'{w["comm"]} {w["pid"]}/{w["tid"]}')
+            if (w['pid'], w['tid'], w['comm']) == (pid, tid_of[waker], waker):
+                right[sleeper] += x['period']
+    bad = []
+    for sleeper, fn, waker in WAKERS:
+        share = right[sleeper] / total[sleeper] if total[sleeper] else 0
+        print(f'{sleeper} in {fn}: {100 * share:.1f} % of {total[sleeper] / 1e6:.1f} ms woken by'
+              f' {waker} {pid}/{tid_of[waker]}; wakers seen: {sorted(seen[sleeper])[:4]}')
+        if share < WAKER_SHARE:
+            bad.append(f'{sleeper}: {100 * share:.1f} % woken by {waker} {pid}/{tid_of[waker]}'
+                       f' (seen: {", ".join(sorted(seen[sleeper])[:3])})')
     if bad:
         sys.exit('; '.join(bad))
 
@@ -407,6 +569,11 @@ def main():
         c.add_argument('--symfs')
         c.add_argument('--kernel-func', action='append')
         c.add_argument('--threads-only', action='store_true')
+        # What the recording was asked for: the blocker's calls lines say
+        # which functions' blocks must be all there, or none (expected()).
+        c.add_argument('--state', choices=['S', 'D', 'SD'])
+        c.add_argument('--min-block-us', type=float)
+        c.add_argument('--max-block-us', type=float)
         c.set_defaults(fn=cmd_compare if name == 'compare' else cmd_threads)
     s = sub.add_parser('summary')
     s.add_argument('file')
@@ -425,6 +592,16 @@ def main():
     h.add_argument('--max-ms', type=float)
     h.add_argument('--symfs')
     h.set_defaults(fn=cmd_has)
+    w = sub.add_parser('wakers')
+    w.add_argument('file')
+    w.add_argument('workload')
+    w.add_argument('--symfs')
+    w.set_defaults(fn=cmd_wakers)
+    i = sub.add_parser('idle')
+    i.add_argument('file')
+    i.add_argument('--absent', action='store_true')
+    i.add_argument('--symfs')
+    i.set_defaults(fn=cmd_idle)
     o = sub.add_parser('oncpu')
     o.add_argument('file')
     o.add_argument('--comm', required=True)

@@ -24,6 +24,19 @@ for t in "$ROOT"/tests/t_*.sh; do
 	fi
 done
 
+# A full run: every check tests/options.tsv names must have reported (a
+# renamed or removed check leaves an option unproven).
+if [ -z "$pattern" ]; then
+	while IFS=$'\t' read -r cmd opt file checks _; do
+		for c in $checks; do
+			[ "$c" = - ] && continue
+			grep -qE "^(PASS|FAIL|SKIP) $c(:|\$| )" "$RESULTS" ||
+				echo "FAIL options-table-$c: tests/options.tsv names it for $cmd $opt, $file did not report it" |
+				tee -a "$RESULTS"
+		done
+	done < <(grep -v '^#' "$ROOT/tests/options.tsv")
+fi
+
 # Skips that a CI machine may have for reasons outside the repository; under
 # CI=true any other skip fails the run (a skipped check hides coverage).
 # Patterns match the check's name (shell glob), one per line, each with why.

@@ -3,13 +3,21 @@
 # that blocks in a pipe read before the recording starts (st-early) and one
 # that blocks during it (st-late); neither ever wakes.  Each ending of a
 # recording (-d, Ctrl-C, the end of `-- cmd`) must give each of them one
-# offcpu-blocked sample for its time inside the recording, within 10 %, with
+# offcpu-blocked sample for its time inside the recording, within 2 %, with
 # a stack naming its function: in perf script and in offcpu report's own
 # section (tests/blocked_check.py).
 source "$(dirname "$0")/lib.sh"
 STUCK=${STUCK:-$ROOT/build/x86_64/stuck}
 T=blocked
-CHECK="python3 $ROOT/tests/blocked_check.py --offcpu $OFFCPU"
+# Tolerance, from noise measured on the host (2-CPU VM, other tests and a
+# QEMU guest running beside; 3 runs of this file, 24 times): a time
+# against the workload's own clock (st-late; st-early under -- cmd) was off
+# by at most 0.02 %, st-early against this script's view of a Ctrl-C
+# recording by 0.54 % (the 10 ms polling for offcpu's line); -d's window
+# is 3 s to one 100 ms poll later (--early-slack), and was within it.  So
+# 2 %: a sample 6 % long (tests/mutants.sh blocked-period-long) fails.
+HOST_TOL=0.02
+CHECK="python3 $ROOT/tests/blocked_check.py --offcpu $OFFCPU --tol $HOST_TOL"
 
 need_bpf "$T" "$OFFCPU" "$STUCK" || exit 0
 # Threads asleep before the start need the task iterator (kernel BTF, 5.9+).
@@ -30,7 +38,7 @@ spid=$!
 wait_for "$WORK/p.st" '^st-early'
 "$OFFCPU" -p "$spid" -d 3 -o "$WORK/p.data" 2>"$WORK/p.err" ||
 	fail "$T-duration-runs" "exit $?: $(tail -n 1 "$WORK/p.err")"
-check "$T-duration" $CHECK "$WORK/p.data" "$WORK/p.st" --early-window 3
+check "$T-duration" $CHECK "$WORK/p.data" "$WORK/p.st" --early-window 3 --early-slack 0.1
 explain "$WORK/p.err"
 grep -q '^\[ offcpu: 3 threads still blocked at the end: ' "$WORK/p.err" &&
 	pass "$T-duration-summary" ||
@@ -44,7 +52,7 @@ spid=$!
 wait_for "$WORK/h.st" '^st-early'
 "$OFFCPU" --variant tp_btf,hash -p "$spid" -d 3 -o "$WORK/h.data" 2>"$WORK/h.err" ||
 	fail "$T-hash-runs" "exit $?: $(tail -n 1 "$WORK/h.err")"
-check "$T-hash" $CHECK "$WORK/h.data" "$WORK/h.st" --early-window 3
+check "$T-hash" $CHECK "$WORK/h.data" "$WORK/h.st" --early-window 3 --early-slack 0.1
 explain "$WORK/h.err"
 kill "$spid" 2>/dev/null
 wait "$spid" 2>/dev/null

@@ -25,6 +25,90 @@ check "$T-cmd-truth" $CHECK compare "$WORK/cmd.data" "$WORK/cmd.out" \
 	--kernel-func do_nanosleep --kernel-func vfs_read
 explain "$WORK/cmd.err"
 check "$T-cmd-perf-report-clean" $CHECK report "$WORK/cmd.data"
+
+# --min-block 15 ms --max-block 100 ms: each function of the workload whose
+# every call is one block inside those bounds has all its time, one whose
+# every call is outside has none (the blocker's calls lines: shortest and
+# longest call; both the sums of short blocks and the long blocks' events).
+"$OFFCPU" --min-block 15000 --max-block 100000 -o "$WORK/mm.data" -- "$BLOCKER" -t 2 \
+	>"$WORK/mm.out" 2>"$WORK/mm.err" || fail "$T-min-max-block-runs" "exit $?: $(tail -n 1 "$WORK/mm.err")"
+check "$T-min-max-block" $CHECK compare "$WORK/mm.data" "$WORK/mm.out" \
+	--min-block-us 15000 --max-block-us 100000
+explain "$WORK/mm.err"
+
+# -C: the workload pinned to the last CPU: all its truth with -C of that
+# CPU, not one sample of it with -C of another.
+last=$(( $(nproc) - 1 ))
+if [ "$last" -gt 0 ]; then
+	"$OFFCPU" -C $last -o "$WORK/cpu.data" -- taskset -c $last "$BLOCKER" -t 2 \
+		>"$WORK/cpu.out" 2>"$WORK/cpu.err" || fail "$T-cpu-runs" "exit $?: $(tail -n 1 "$WORK/cpu.err")"
+	"$OFFCPU" -C 0 -o "$WORK/cpu0.data" -- taskset -c $last "$BLOCKER" -t 1 \
+		>/dev/null 2>"$WORK/cpu0.err" || fail "$T-cpu-runs" "exit $?: $(tail -n 1 "$WORK/cpu0.err")"
+	n0=$(perf script -i "$WORK/cpu0.data" -F comm 2>/dev/null | grep -c 'bl-')
+	if [ "$n0" -ne 0 ]; then
+		fail "$T-cpu" "-C 0 recorded $n0 samples of a workload pinned to CPU $last"
+	else
+		check "$T-cpu" $CHECK compare "$WORK/cpu.data" "$WORK/cpu.out"
+		explain "$WORK/cpu.err"
+	fi
+else
+	skip "$T-cpu" "one CPU: no other to leave out"
+fi
+
+# --off-cpu-thresh 5: every 10 ms sleep of bl-sleep is a sample of its own
+# (with its own time: no two the same), one per call the workload
+# counted; the truth holds.
+"$OFFCPU" --off-cpu-thresh 5 -o "$WORK/th.data" -- "$BLOCKER" -t 2 >"$WORK/th.out" 2>"$WORK/th.err" ||
+	fail "$T-off-cpu-thresh-runs" "exit $?: $(tail -n 1 "$WORK/th.err")"
+if python3 - "$WORK/th.data" "$WORK/th.out" >"$WORK/th.chk" 2>&1 <<'EOF2'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ['ROOT'], 'tests'))
+import perf_check
+tid = next(t for t, c in perf_check.read_truth(sys.argv[2]) if c == 'bl-sleep')
+calls = perf_check.read_call_facts(sys.argv[2])['blocker_nanosleep']['voluntary']
+out, _ = perf_check.perf_script(sys.argv[1])
+mine = [x for x in perf_check.parse(out) if x['event'] == 'offcpu-time' and x['tid'] == tid
+        and 'blocker_nanosleep' in {f[0] for f in x['frames']}]
+times = sorted(x['time'] for x in mine)
+gaps = [b - a for a, b in zip(times, times[1:])]
+print(f'{len(mine)} samples of bl-sleep in blocker_nanosleep, {calls} calls; shortest gap {min(gaps or [0]) * 1e3:.1f} ms')
+assert len(mine) == calls, f'{len(mine)} samples for {calls} sleeps of 10 ms'
+# Distinct times, not >= 10 ms apart: where a switch-in went unseen, the
+# BTF-free variant ends the block at the CPU's last switch (t_nobtf).
+assert min(gaps) > 0, 'two samples with one time: not each its own'
+EOF2
+then
+	check "$T-off-cpu-thresh" $CHECK compare "$WORK/th.data" "$WORK/th.out"
+else
+	fail "$T-off-cpu-thresh" "$(tail -n 1 "$WORK/th.chk")"
+fi
+
+# --max-stack 3: no kernel or user stack deeper than 3 frames; the default
+# recording (cmd.data, 64) has deeper ones.
+"$OFFCPU" --max-stack 3 -o "$WORK/ms.data" -- "$BLOCKER" -t 1 >/dev/null 2>"$WORK/ms.err" ||
+	fail "$T-max-stack-runs" "exit $?: $(tail -n 1 "$WORK/ms.err")"
+deepest() {	# FILE: the deepest kernel and user stacks of its offcpu-time samples
+	python3 - "$1" <<'EOF2'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ['ROOT'], 'tests'))
+import perf_check
+out, _ = perf_check.perf_script(sys.argv[1])
+k = u = 0
+for x in perf_check.parse(out):
+    if x['event'] == 'offcpu-time':
+        nk = sum('kernel' in d for _, d in x['frames'])
+        k, u = max(k, nk), max(u, len(x['frames']) - nk)
+print(k, u)
+EOF2
+}
+read -r k3 u3 <<<"$(deepest "$WORK/ms.data")"
+read -r k64 u64 <<<"$(deepest "$WORK/cmd.data")"
+if [ "${k3:-9}" -le 3 ] && [ "${u3:-9}" -le 3 ] && [ "${k3:-0}" -ge 1 ] && [ "${u64:-0}" -gt 3 ] &&
+   [ "${k64:-0}" -gt 3 ]; then
+	pass "$T-max-stack"
+else
+	fail "$T-max-stack" "deepest kernel/user stacks: --max-stack 3 ${k3:-?}/${u3:-?}, default ${k64:-?}/${u64:-?}"
+fi
 mode=$(stat -c %a "$WORK/cmd.data")
 [ "$mode" = 600 ] && pass "$T-output-mode-0600" || fail "$T-output-mode-0600" "mode $mode"
 

@@ -31,3 +31,17 @@ for bin in "${bins[@]}"; do
 		fail "unit-${tag}exit" "exit $rc: $(grep -v -E '^(PASS|FAIL|SKIP) ' "$WORK/out" | head -3 | tr '\n' ' ')"
 	fi
 done
+
+# The fuzz harnesses (make fuzz) link against today's sources: a harness
+# that no longer builds fuzzes nothing, and only make fuzz would say so.
+# Built, not run (tests/fuzz/run.sh keeps the objects in build/fuzz).
+if command -v clang >/dev/null; then
+	FUZZ_BUILD_ONLY=1 "$ROOT/tests/fuzz/run.sh" >"$WORK/fuzz.log" 2>&1 || true
+	for h in "$ROOT"/tests/fuzz/fuzz_*.c; do
+		h=$(basename "$h" .c)
+		grep -qx "$h: built" "$WORK/fuzz.log" && pass "unit-fuzz-builds-${h#fuzz_}" ||
+			fail "unit-fuzz-builds-${h#fuzz_}" "$(grep -v warning "$WORK/fuzz.log" | grep -m 2 -E 'error|undefined' | tr '\n' ' ')"
+	done
+else
+	fail unit-fuzz-builds "no clang (make setup)"
+fi

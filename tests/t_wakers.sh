@@ -32,6 +32,9 @@ record default
 # The sleepers' own times are unchanged by --wakers (both events in the file).
 check "$T-default-truth" python3 "$ROOT/tests/perf_check.py" compare "$WORK/default.data" \
 	"$WORK/default.out" --kernel-func do_nanosleep --kernel-func vfs_read
+# The wakers' own pid, tid and name, as perf script reads them.
+check "$T-waker-identity" python3 "$ROOT/tests/perf_check.py" wakers "$WORK/default.data" \
+	"$WORK/default.out"
 check "$T-perf-report-clean" python3 "$ROOT/tests/perf_check.py" report "$WORK/default.data"
 if perf report -i "$WORK/default.data" --stdio --sort comm 2>/dev/null | grep -q "of event 'offcpu-waker'" &&
    perf script -i "$WORK/default.data" -F event,comm,ip,sym 2>/dev/null | grep -A3 'offcpu-waker' | grep -q hrtimer_wakeup; then

@@ -53,11 +53,11 @@ static void maps_line(const char *line, void *arg)
 
 static void kallsyms_line(const char *line, void *arg)
 {
-	char sym[PROC_SYM_MAX];
+	char sym[PROC_SYM_MAX], type;
 	uint64_t a;
 
-	if (!proc_parse_kallsyms_line(line, &a, sym))
-		*(unsigned *)arg += strlen(sym);
+	if (!proc_parse_kallsyms_line(line, &a, &type, sym))
+		*(unsigned *)arg += strlen(sym) + (type == 't');
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -3,6 +3,7 @@
 # from the committed seeds; a crash fails and its input is kept in
 # tests/fuzz/crashes/ (add it to the seeds once fixed, as a regression test).
 #   tests/fuzz/run.sh [NAME...]   only these harnesses (fuzz_NAME.c)
+#   FUZZ_BUILD_ONLY=1 tests/fuzz/run.sh   build (link) them, run none (t_unit)
 # -fno-sanitize-recover: a UBSan report stops the run, so it is a finding too.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -30,39 +31,70 @@ libbpf_fuzz() {
 	fi
 	echo "-I$src/include/uapi -I$CACHE/toolchain/host/include $lib"
 }
+# Every source but main.c, compiled as the harnesses are, in one archive:
+# a harness links what it references, and whatever that references in turn,
+# so no list of sources can fall behind the code (fuzz_report once lacked
+# wakers.c and did not link).  Objects are rebuilt when older than their
+# source or any header.
+srclib() {
+	local lib=$OUT/src/libsrc.a c o hdr stale=()
+	mkdir -p "$OUT/src"
+	make -s -C "$ROOT" build/gen/proto/profile.pb-c.c || return 1
+	# What the Makefile defines for every build (loader.c, task_events.c).
+	defs="-DOFFCPU_VERSION=\"fuzz\" -DOFFCPU_TARGET=\"x86_64\" -DOFFCPU_LIBS=\"fuzz\"
+		-DOFFCPU_LIBBPF_VERSION=\"0.0\" -DOFFCPU_DWARF_DEFAULT=$(make -s -C "$ROOT" print-DWARF_DEFAULT)
+		-DOFFCPU_PERF_UREGS=$(make -s -C "$ROOT" print-PERF_UREGS)"
+	hdr=$(ls -t "$ROOT"/src/*/*.h "$ROOT"/bpf/*.h "$ROOT/build/gen/proto/profile.pb-c.h" | head -n 1)
+	for c in "$ROOT"/src/*.c "$ROOT"/src/*/*.c "$ROOT/build/gen/proto/profile.pb-c.c"; do
+		[ "$(basename "$c")" = main.c ] && continue
+		o=$OUT/src/$(basename "$c" .c).o
+		[ "$o" -nt "$c" ] && [ "$o" -nt "$hdr" ] || stale+=("$c")
+	done
+	if [ ${#stale[@]} -gt 0 ] || [ ! -f "$lib" ]; then
+		printf '%s\n' "${stale[@]}" | xargs -r -P "$(nproc)" -I{} sh -c \
+			'clang $1 -I"$2/build/gen/proto" -I"$3/toolchain/host/include" -I"$3/toolchain/host-sym/include" -I"$3/toolchain/host-pb/include" -c "$4" -o "$5/$(basename "$4" .c).o"' \
+			sh "${CFLAGS/fuzzer,/fuzzer-no-link,} $defs" "$ROOT" "$CACHE" {} "$OUT/src" >"$OUT/src.log" 2>&1 ||
+			{ echo "fuzz: cannot compile src/ (see $OUT/src.log)" >&2; return 1; }
+		rm -f "$lib"
+		ar rcs "$lib" "$OUT"/src/*.o || return 1
+	fi
+	echo "$lib"
+}
 # The symbolizer's demangler and MiniDebugInfo decoder (toolchain/symlibs.sh).
 symlibs=(-I"$CACHE/toolchain/host-sym/include" -L"$CACHE/toolchain/host-sym/lib" -lelf -liberty -llzma -lz)
 names=("$@")
-[ $# -gt 0 ] || names=(perf_data btf_archive elf report proc btf_file tracefs cfi unwind)
+if [ $# -eq 0 ]; then	# every harness there is
+	for f in "$HERE"/fuzz_*.c; do f=${f##*/fuzz_}; names+=("${f%.c}"); done
+fi
+lib=$(srclib) || exit 1
+pb=(-I"$CACHE/toolchain/host-pb/include" -L"$CACHE/toolchain/host-pb/lib" -lprotobuf-c)
+dw=(-I"$CACHE/toolchain/host/include" -L"$CACHE/toolchain/host/lib" -ldw)
 for name in "${names[@]}"; do
-	corpus=$name extra=()
+	corpus=$name extra=() srcs=("$lib")
 	case $name in
-	perf_data) srcs=("$ROOT/src/format/perf_data_reader.c") libs=() ;;
-	btf_archive) srcs=("$ROOT/src/record/btf_archive.c") libs=(-lz) ;;
-	elf) srcs=("$ROOT"/src/{symbols/symbolize,lib/build_id,lib/buildid_cache,lib/procfs,lib/hashset,symbols/debuginfo,symbols/demangle}.c) libs=("${symlibs[@]}") ;;
+	perf_data|proc|tracefs) libs=() ;;
+	btf_archive) libs=(-lz) ;;
+	elf) libs=("${symlibs[@]}") ;;
 	# --pprof too: protobuf-c's runtime and the code protoc-c generates.
-	report) make -s -C "$ROOT" build/gen/proto/profile.pb-c.c || { status=1; continue; }
-		srcs=("$ROOT"/src/{report/report,format/perf_data_reader,format/waker_record,symbols/symbolize,report/flamegraph}.c
-			"$ROOT"/src/{lib/build_id,lib/buildid_cache,lib/procfs,lib/hashset,symbols/debuginfo,symbols/demangle,report/pprof}.c
-			"$ROOT/build/gen/proto/profile.pb-c.c")
-		libs=(-I"$ROOT/build/gen/proto" -I"$CACHE/toolchain/host-pb/include"
-			-L"$CACHE/toolchain/host-pb/lib" -lprotobuf-c "${symlibs[@]}")
+	# (wakers.c's report half shares a file with its recording half: libbpf.)
+	report) libs=(-I"$ROOT/build/gen/proto" "${pb[@]}" "${dw[@]}" -lbpf "${symlibs[@]}")
 		corpus=perf_data extra=(-close_fd_mask=2) ;;
-	proc) srcs=("$ROOT/src/lib/procfs.c" "$ROOT/src/record/synthesis.c") libs=() ;;
-	tracefs) srcs=("$ROOT/src/record/tracefs.c") libs=() ;;
-	btf_file) srcs=("$ROOT/src/record/probe.c" "$ROOT/src/record/btf_archive.c")
-		libs=($(libbpf_fuzz) -lelf -lz) ;;
+	# probe.c over libbpf built with coverage (its parser is what is explored).
+	btf_file) libs=($(libbpf_fuzz) -lelf -lz) ;;
 	# libdw itself is linked as built (no coverage): cfi.c's own decoding
 	# of FDE addresses, and what it asks of libdw, are what is explored.
-	cfi) srcs=("$ROOT/src/unwind/cfi.c") libs=(-I"$CACHE/toolchain/host/include"
-		-L"$CACHE/toolchain/host/lib" -ldw -lelf -lz) ;;
+	cfi) libs=("${dw[@]}" -lelf -lz) ;;
 	# The unwinder over any stack bytes and rows (its /proc half unused).
-	unwind) srcs=("$ROOT"/src/{unwind/unwind,unwind/cfi,lib/hashset,lib/procfs}.c) libs=(-I"$CACHE/toolchain/host/include"
-		-L"$CACHE/toolchain/host/lib" -ldw -lelf -lz) ;;
+	unwind) libs=("${dw[@]}" "${symlibs[@]}") ;;
+	*) echo "fuzz: no harness $name" >&2; status=1; continue ;;
 	esac
 	if ! clang $CFLAGS "$HERE/fuzz_$name.c" "${srcs[@]}" "${libs[@]}" -o "$OUT/fuzz_$name"; then
 		echo "fuzz: cannot build fuzz_$name" >&2
 		status=1
+		continue
+	fi
+	if [ -n "${FUZZ_BUILD_ONLY:-}" ]; then
+		echo "fuzz_$name: built"
 		continue
 	fi
 	mkdir -p "$OUT/corpus-$name"

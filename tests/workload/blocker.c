@@ -11,9 +11,14 @@
  * so a test can compare what the profiler attributed to every thread and
  * function, and the sum over a thread with everything recorded for it.
  * <preempted_ns> follows <count> on thread lines: see bracket_close.
- * `calls` lines follow, for people reading a failed check: per function,
- * the calls that switched out voluntarily, those only preempted, and the
- * longest wall-minus-CPU time of a call that never switched out voluntarily.
+ * `calls` lines follow, per function: the calls that switched out
+ * voluntarily, those only preempted, the longest wall-minus-CPU time of a
+ * call that never switched out voluntarily (for people reading a failed
+ * check); then the shortest off-CPU time of one voluntary call that was not
+ * preempted, the longest of any, the voluntary calls that were preempted
+ * too, the calls that switched out more than once (their blocks are not the
+ * call's time: --min-block/--max-block checks need the one block a call
+ * is), and the sleep state the function blocks in (S or D: --state checks).
  *
  * Off-CPU time is what the profiler measures: from the switch-out of a
  * sleeping thread to its next switch-in.  A wall clock around the blocking
@@ -24,7 +29,12 @@
  * over the same interval.  Both ends read the wall clock, then the CPU
  * clock, so the CPU clock's own system call shifts both ends alike.
  *
- *   blocker [-t SECONDS] [-w]      -w: wait for a line on stdin before starting
+ *   blocker [-t SECONDS] [-w] [-s]
+ *	-w: wait for a line on stdin before starting
+ *	-s: also a thread that blocks in D state (bl-vfork: the parent of a
+ *	    vfork child that sleeps 20 ms, waiting uninterruptibly for it); its
+ *	    children are processes of their own, so it is off by default (-p
+ *	    checks want the workload's pid alone)
  */
 #define _GNU_SOURCE
 #include <linux/futex.h>
@@ -34,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -50,6 +61,13 @@ struct fn_stat {
 	uint64_t preempted_ns;
 	/* Diagnostics (`calls` lines): how each call left the CPU. */
 	uint64_t voluntary, involuntary_only, unswitched_ns_max;
+	/*
+	 * Per voluntary call: the shortest off-CPU time of one not preempted,
+	 * the longest of all, the calls preempted, the calls that switched out
+	 * more than once.
+	 */
+	uint64_t call_min_ns, call_max_ns, vpreempted, multi;
+	char state;	/* 'S' (the default, 0) or 'D' */
 };
 
 struct thread_truth {
@@ -138,6 +156,15 @@ static void bracket_close(const struct bracket *b, struct fn_stat *st)
 		off = 0;
 	} else {
 		st->voluntary++;
+		/* A preempted call's block is shorter than its time, by an unknown part. */
+		if (nivcsw != b->nivcsw)
+			st->vpreempted++;
+		else if (!st->call_min_ns || off < st->call_min_ns)
+			st->call_min_ns = off;
+		if (off > st->call_max_ns)
+			st->call_max_ns = off;
+		if (nvcsw - b->nvcsw > 1)
+			st->multi++;
 	}
 	st->off_ns += off;
 	st->count++;
@@ -353,6 +380,83 @@ static void *mutex_waiter(void *arg)
 	return NULL;
 }
 
+/*
+ * vfork: this thread waits for the child in uninterruptible sleep (D) until
+ * it exits; the child sleeps 20 ms (S, in a process of its own) and exits.
+ * On x86_64 the system calls are made here, so that the parent's stack
+ * holds our frames (libc's vfork pops its return address
+ * before the call, which ends any unwinding there); the child runs on the
+ * parent's stack and touches none of it (system calls from registers
+ * only).  Elsewhere libc's vfork (the tests use -s on the host only).
+ * SIGCHLD is ignored: children are reaped without a wait here.
+ */
+static const struct timespec child_sleep = { 0, 20 * 1000000 };
+
+NOINLINE static long vfork_syscall(void)
+{
+#if defined(__x86_64__)
+	register const struct timespec *ts __asm__("r9") = &child_sleep;
+	long ret;
+
+	__asm__ __volatile__("syscall\n\t"
+			     "test %%rax, %%rax\n\t"
+			     "jnz 1f\n\t"
+			     "mov %%r9, %%rdi\n\t"
+			     "xor %%esi, %%esi\n\t"
+			     "mov %[nanosleep], %%eax\n\t"
+			     "syscall\n\t"
+			     "xor %%edi, %%edi\n\t"
+			     "mov %[exit], %%eax\n\t"
+			     "syscall\n\t"
+			     "1:"
+			     : "=a"(ret)
+			     : "0"((long)SYS_vfork), "r"(ts), [nanosleep] "i"(SYS_nanosleep),
+			       [exit] "i"(SYS_exit)
+			     : "rcx", "r11", "rdi", "rsi", "memory");
+	return ret;
+#else
+	pid_t pid = vfork();
+
+	if (!pid) {
+		nanosleep(&child_sleep, NULL);
+		_exit(0);
+	}
+	return pid;
+#endif
+}
+
+/* Not a leaf, as read_byte: frame-pointer walks lose the leaf's caller. */
+NOINLINE static long vfork_sleeping_child(void)
+{
+	long pid = vfork_syscall();
+
+	BARRIER();
+	return pid;
+}
+
+NOINLINE void blocker_vfork_wait(struct fn_stat *st)
+{
+	struct bracket b;
+	long pid;
+
+	bracket_open(&b);
+	pid = vfork_sleeping_child();
+	bracket_close(&b, st);
+	BARRIER();
+	if (pid < 0)
+		stop = 1;
+}
+
+static void *vforker(void *arg)
+{
+	struct thread_truth *t = arg;
+	uint64_t end = now_ns() + run_secs * 1e9;
+
+	while (now_ns() < end && !stop)
+		blocker_vfork_wait(&t->fn[0]);
+	return NULL;
+}
+
 static void *long_sleeper(void *arg)
 {
 	struct thread_truth *t = arg;
@@ -416,31 +520,49 @@ static struct thread_truth threads[] = {
 	  .fn = { F("blocker_pipe_pause"), F("blocker_pipe_write") } },
 	{ .comm = "bl-mutexh", .run = mutex_holder,
 	  .fn = { F("blocker_holder_lock"), F("blocker_holder_hold"), F("blocker_holder_pause") } },
+	/* Last: started with -s only (see NSTARTED). */
+	{ .comm = "bl-vfork", .run = vforker, .fn = { { .name = "blocker_vfork_wait", .state = 'D' } } },
 };
 #define NTHREADS (sizeof(threads) / sizeof(threads[0]))
+/* The threads started (main among them): all with -s, else all but bl-vfork. */
+static size_t nstarted = NTHREADS - 1;
+/*
+ * Their stacks, here rather than mapped by pthread_create (musl puts TLS on
+ * a stack given, so it maps nothing): an mmap takes the mm's lock for
+ * writing, and a thread started earlier that faults meanwhile waits for it
+ * in D, outside any function measured here (seen under --state D).
+ */
+#define STACK_SIZE (256 * 1024)
+static char stacks[NTHREADS][STACK_SIZE] __attribute__((aligned(4096)));
 
 static void print_truth(void)
 {
-	for (size_t i = 0; i < NTHREADS; i++)
+	for (size_t i = 0; i < nstarted; i++)
 		for (int j = 0; j < MAX_FUNCS && threads[i].fn[j].name; j++)
 			printf("thread %d %s %s %llu %llu %llu\n", (int)threads[i].tid,
 			       threads[i].comm, threads[i].fn[j].name,
 			       (unsigned long long)threads[i].fn[j].off_ns,
 			       (unsigned long long)threads[i].fn[j].count,
 			       (unsigned long long)threads[i].fn[j].preempted_ns);
-	for (size_t i = 0; i < NTHREADS; i++)
+	for (size_t i = 0; i < nstarted; i++)
 		for (int j = 0; j < MAX_FUNCS && threads[i].fn[j].name; j++)
 			printf("path %s %llu %llu\n", threads[i].fn[j].name,
 			       (unsigned long long)threads[i].fn[j].off_ns,
 			       (unsigned long long)threads[i].fn[j].count);
 	/* For a failed check's log: a block the clocks missed shows here. */
-	for (size_t i = 0; i < NTHREADS; i++)
+	for (size_t i = 0; i < nstarted; i++)
 		for (int j = 0; j < MAX_FUNCS && threads[i].fn[j].name; j++)
 			printf("calls %s voluntary %llu involuntary-only %llu"
-			       " unswitched-max-us %llu\n", threads[i].fn[j].name,
+			       " unswitched-max-us %llu call-min-us %llu call-max-us %llu"
+			       " preempted-calls %llu multi %llu state %c\n", threads[i].fn[j].name,
 			       (unsigned long long)threads[i].fn[j].voluntary,
 			       (unsigned long long)threads[i].fn[j].involuntary_only,
-			       (unsigned long long)threads[i].fn[j].unswitched_ns_max / 1000);
+			       (unsigned long long)threads[i].fn[j].unswitched_ns_max / 1000,
+			       (unsigned long long)threads[i].fn[j].call_min_ns / 1000,
+			       (unsigned long long)(threads[i].fn[j].call_max_ns + 999) / 1000,
+			       (unsigned long long)threads[i].fn[j].vpreempted,
+			       (unsigned long long)threads[i].fn[j].multi,
+			       threads[i].fn[j].state ? threads[i].fn[j].state : 'S');
 }
 
 int main(int argc, char **argv)
@@ -450,25 +572,29 @@ int main(int argc, char **argv)
 	pthread_t tid;
 	int opt, wait_stdin = 0;
 
-	while ((opt = getopt(argc, argv, "t:w")) != -1) {
+	while ((opt = getopt(argc, argv, "t:ws")) != -1) {
 		if (opt == 't')
 			run_secs = atof(optarg);
 		else if (opt == 'w')
 			wait_stdin = 1;
+		else if (opt == 's')
+			nstarted = NTHREADS;
 		else
 			return 2;
 	}
+	signal(SIGCHLD, SIG_IGN);
 	if (run_secs <= 0 || pipe(pipefd))
 		return 2;
 	m->tid = syscall(SYS_gettid);
 	if (wait_stdin && !blocker_main_start(&m->fn[0]))
 		return 2;
 	/* Thread names let tests pick one thread (-t) by name. */
-	running = NTHREADS - 1;
+	running = nstarted - 1;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	for (size_t i = 1; i < NTHREADS; i++)
-		if (pthread_create(&tid, &attr, thread_main, &threads[i]))
+	for (size_t i = 1; i < nstarted; i++)
+		if (pthread_attr_setstack(&attr, stacks[i], STACK_SIZE) ||
+		    pthread_create(&tid, &attr, thread_main, &threads[i]))
 			return 2;
 	blocker_main_join(&m->fn[1]);
 	print_truth();
