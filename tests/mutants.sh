@@ -43,6 +43,8 @@ CASES=(
 	"thresh-ignored|bpf/offcpu_common.bpf.h|s/\tif \(delta >= cfg\.thresh_ns\)\n\t\tsend_event/\tif (delta >= cfg.thresh_ns * 100)\n\t\tsend_event/|record"
 	"max-stack-ignored|src/record/cli.c|s/\to->max_stack = v;/\to->max_stack = 64;/|record"
 	"tp-idle-as-s|bpf/offcpu_tp.bpf.c|s/\t\tstate = OFFCPU_TASK_UNINTERRUPTIBLE;/\t\tstate = OFFCPU_TASK_INTERRUPTIBLE;/|variants"
+	"dwarf-buffer-ignored|src/record/cli.c|s/\to->dwarf_buffer = v << 20;/\to->dwarf_buffer = 4u << 20;/|knobs"
+	"unwind-tables-ignored|src/record/cli.c|s/\to->unwind_tables = v << 20;/\to->unwind_tables = 32u << 20;/|knobs"
 )
 
 # A copy of the working tree (tracked files as they are now) with the
