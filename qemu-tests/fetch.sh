@@ -68,12 +68,14 @@ kernel() {
 	return 1
 }
 
+# bookworm's, or the board's BUSYBOX_SUITE where bookworm has none of its arch.
 busybox() {
-	local arch out deb
+	local arch out deb suite
 	arch=$(board_var "$1" DEB_ARCH)
+	suite=$(board_var "$1" BUSYBOX_SUITE)
 	out=$CACHE/qemu/busybox-$arch
 	if [ ! -x "$out" ]; then
-		deb=$(download busybox-static bookworm "$arch")
+		deb=$(download busybox-static "${suite:-bookworm}" "$arch")
 		mkdir -p "$CACHE/qemu"
 		dpkg-deb --fsys-tarfile "$deb" | tar -x -O ./bin/busybox > "$out.tmp"
 		chmod +x "$out.tmp"
