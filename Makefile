@@ -69,7 +69,7 @@ BPF_TP_OBJ := $(BPFB)/offcpu_tp.bpf.o
 BTF_ARCHIVE := build/gen/$(TARGET)/btf_archive.bin
 
 .PHONY: FORCE workloads host-workloads all help setup toolchain host asan all-targets test unit fuzz bench btf \
-	qemu-test demo stress mutants clean distclean
+	qemu-test demo stress mutants clean distclean kernels
 
 all: $(B)/offcpu
 
@@ -83,6 +83,7 @@ help:
 	@echo "make test               every test: unit, host integration, static builds, QEMU matrix"
 	@echo "make qemu-test [CELLS=arm64-6.12,...]   the QEMU kernel matrix alone"
 	@echo "make btf                regenerate the embedded minimal BTF (btf/)"
+	@echo "make kernels            move qemu-tests/kernels.tsv to the registry's kernels now, then make btf"
 	@echo "make bench              overhead benchmarks (prints a table)"
 	@echo "make fuzz               run each fuzz harness for 60 s (FUZZ_SECONDS)"
 	@echo "make stress             fork storm and overload for 60 s each"
@@ -127,15 +128,17 @@ $(BPFB) $(B) build/gen/$(TARGET):
 	mkdir -p $@
 
 # --- embedded minimal BTF archive (btf/) ---
-# A vendor kernel (BTF_VMLINUX=path) is remembered so changing it rebuilds.
+# A vendor kernel (BTF_VMLINUX=path) is remembered so changing it rebuilds;
+# so are BTF_EXTRA's kernels ("FULL_BTF:RELEASE ...": the QEMU matrix's cells
+# that boot a kernel btf/manifest.tsv does not list).
 BTF_STAMP := build/gen/$(TARGET)/btf_vmlinux
 $(BTF_STAMP): FORCE | build/gen/$(TARGET)
-	@echo "$(abspath $(BTF_VMLINUX)) $(BTF_RELEASE)" | cmp -s - $@ || \
-		echo "$(abspath $(BTF_VMLINUX)) $(BTF_RELEASE)" > $@
+	@echo "$(abspath $(BTF_VMLINUX)) $(BTF_RELEASE) $(BTF_EXTRA)" | cmp -s - $@ || \
+		echo "$(abspath $(BTF_VMLINUX)) $(BTF_RELEASE) $(BTF_EXTRA)" > $@
 FORCE:
 
 $(BTF_ARCHIVE): $(wildcard btf/*/*.btf btf/*.sh btf/*.py) btf/manifest.tsv $(BPF_OBJ) $(BTF_STAMP) $(BTF_VMLINUX) | build/gen/$(TARGET)
-	BTF_RELEASE=$(BTF_RELEASE) btf/archive.sh $(TARGET) $(BPF_OBJ) $@ $(BTF_VMLINUX)
+	BTF_RELEASE=$(BTF_RELEASE) BTF_EXTRA="$(BTF_EXTRA)" btf/archive.sh $(TARGET) $(BPF_OBJ) $@ $(BTF_VMLINUX)
 
 # --- the tool ---
 $(B)/embed.o: src/embed.S $(BPF_OBJ) $(BPF_TP_OBJ) $(BTF_ARCHIVE) | $(B)
@@ -271,6 +274,13 @@ demo: all $(B)/blocker
 	$(B)/offcpu report -i perf.data -n 10
 
 btf:
+	btf/generate.sh
+
+# A deliberate update of the matrix's kernels to what the registry has now,
+# then of their embedded BTF (never done by a test run).
+kernels:
+	qemu-tests/fetch.sh list > qemu-tests/kernels.tsv.new
+	mv qemu-tests/kernels.tsv.new qemu-tests/kernels.tsv
 	btf/generate.sh
 
 bench: all

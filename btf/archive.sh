@@ -1,7 +1,9 @@
 #!/bin/bash
 # Makes the BTF archive embedded in offcpu for one board: every committed
 # minimal BTF of that architecture (btf/manifest.tsv), plus, with
-# BTF_VMLINUX, one made now for a vendor's kernel against this BPF object.
+# BTF_VMLINUX, one made now for a vendor's kernel against this BPF object,
+# and with BTF_EXTRA ("FULL_BTF:RELEASE ...", the QEMU matrix's unlisted
+# kernels), one made now for each.
 #
 #   btf/archive.sh TARGET BPF_OBJ OUT [BTF_VMLINUX]
 set -euo pipefail
@@ -35,4 +37,11 @@ if [ -n "$VMLINUX" ]; then
 	specs=("${kept[@]}" "$tmp/$release.btf:$release")
 	echo "btf: $TARGET archive adds $release from $VMLINUX ($(stat -c %s "$tmp/$release.btf") bytes)" >&2
 fi
+for extra in ${BTF_EXTRA:-}; do
+	release=${extra##*:}
+	mkdir -p "$(dirname "$OUT")/extra"
+	"$HERE/min_btf.sh" reduce "${extra%:*}" "$TARGET" "$OBJ" "$(dirname "$OUT")/extra/$release.btf"
+	specs+=("$(dirname "$OUT")/extra/$release.btf:$release")
+	echo "btf: $TARGET archive adds $release (made now from ${extra%:*})" >&2
+done
 python3 "$HERE/archive.py" "$OUT" "$uname_m" "${specs[@]}"

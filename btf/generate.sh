@@ -13,17 +13,22 @@ CACHE=${OFFCPU_CACHE:-$HOME/.cache/offcpu}
 APT=$ROOT/toolchain/apt.sh
 DL=$CACHE/btf
 
-mkdir -p "$DL"
-manifest=$HERE/manifest.tsv.new
-printf 'release\tarch\tpackage\tversion\tsha256\tfile\n' > "$manifest"
-# full_from_dbg SUITE FLAVOUR: the full BTF of the current kernel of
-# FLAVOUR, encoded by pahole from its -dbg package's DWARF (a kernel built
-# without BTF); sets pkg, ver, release, full.
+# full_from_dbg BOARD SUITE: the full BTF of the kernel qemu-tests/kernels.tsv
+# lists for the cell, encoded by pahole from its -dbg package's DWARF (a
+# kernel built without BTF); sets pkg, ver, release, full.
 full_from_dbg() {
-	local suite=$1 flavour=$2 meta deb vmlinux
-	meta=linux-image-$flavour-dbg
-	pkg=$("$APT" --cache show "$meta/$suite" | awk -F': ' '/^Depends:/ { print $2; exit }' | cut -d' ' -f1)
+	pkg=$(awk -F'\t' -v b="$1" -v s="$2" '$1 == b && $2 == s { print $3 }' "$ROOT/qemu-tests/kernels.tsv")
+	[ -n "$pkg" ] || { echo "generate.sh: no $1 $2 row in qemu-tests/kernels.tsv" >&2; return 1; }
+	pkg=${pkg/linux-binary-/linux-image-}-dbg
+	dbg_btf "$2" "$pkg"
+}
+
+# dbg_btf SUITE PKG: the full BTF from the -dbg package PKG; sets ver,
+# release, full.
+dbg_btf() {
+	local suite=$1 pkg=$2 deb vmlinux
 	ver=$("$APT" --cache show "$pkg/$suite" | awk '/^Version:/ { print $2; exit }')
+	[ -n "$ver" ] || { echo "generate.sh: $suite has no $pkg" >&2; return 1; }
 	deb=$(ls "$DL"/"${pkg}"_"${ver}"_*.deb 2>/dev/null | head -1 || true)
 	if [ -z "$deb" ]; then
 		(cd "$DL" && "$APT" download -q "$pkg/$suite" >&2)
@@ -52,13 +57,27 @@ full_from_dbg() {
 # kernel has BTF; sets pkg, ver, release, full.
 full_from_image() {
 	local image order
-	IFS=$'\t' read -r image pkg ver <<< "$("$ROOT/qemu-tests/fetch.sh" kernel "$1" "$2")"
+	local _from note
+	IFS=$'\t' read -r image pkg ver _from note <<< "$("$ROOT/qemu-tests/fetch.sh" kernel "$1" "$2")"
+	# The embedded BTF is for the kernels qemu-tests/kernels.tsv lists.
+	[ "$note" = listed ] || { echo "generate.sh: $1 $2: $note (make kernels first)" >&2; return 1; }
 	read -r order release <<< "$(python3 "$HERE/image_btf.py" "$image" "$DL/image.btf.tmp")"
 	full=$DL/vmlinux-$release.btf
 	mv "$DL/image.btf.tmp" "$full"
 	echo "btf: $full ($(stat -c %s "$full") bytes, $order-endian, from $pkg's image)" >&2
 }
 
+mkdir -p "$DL"
+# --dbg SUITE PKG OUT: the full BTF of a -dbg package's kernel into OUT,
+# its release on stdout (the QEMU matrix, for a kernel it was not listed).
+if [ "${1:-}" = --dbg ]; then
+	dbg_btf "$2" "$3"
+	cp "$full" "$4"
+	echo "$release"
+	exit 0
+fi
+manifest=$HERE/manifest.tsv.new
+printf 'release\tarch\tpackage\tversion\tsha256\tfile\n' > "$manifest"
 ONLY=" $* "
 grep -v '^#' "$HERE/kernels.txt" | while read -r board suite flavour source; do
 	[ -n "$board" ] || continue
@@ -67,7 +86,7 @@ grep -v '^#' "$HERE/kernels.txt" | while read -r board suite flavour source; do
 	if [ "${source:-dbg}" = image ]; then
 		full_from_image "$board" "$suite"
 	else
-		full_from_dbg "$suite" "$flavour"
+		full_from_dbg "$board" "$suite"
 	fi
 	arch=$(awk '$1 == "UNAME_M" { print $3 }' "$ROOT/board/$board.mk")
 	deb_arch=$(awk '$1 == "DEB_ARCH" { print $3 }' "$ROOT/board/$board.mk")

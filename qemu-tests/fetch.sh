@@ -1,45 +1,83 @@
 #!/bin/bash
-# Fetch what a matrix cell boots, into the cache (downloads happen once):
-#   fetch.sh kernel BOARD SUITE   -> prints "VMLINUZ<tab>PACKAGE<tab>VERSION"
-#   fetch.sh busybox BOARD        -> prints the path of a static busybox
-# The kernel package is found through the suite's metapackage
-# linux-image-<flavour>; sid splits images into linux-binary-* packages.
+# What a matrix cell boots, fetched into the cache (downloads happen once):
+#   fetch.sh kernel BOARD SUITE   -> "VMLINUZ<tab>PACKAGE<tab>VERSION<tab>FROM<tab>NOTE"
+#   fetch.sh busybox BOARD        -> the path of a static busybox
+#   fetch.sh list                 -> kernels.tsv as the registry has it now
+#                                    (`make kernels` writes it: a deliberate update)
+#
+# The kernels are the ones qemu-tests/kernels.tsv names (package, version,
+# sha256 of the .deb), so a cell boots the same kernel whatever the suite
+# uploaded since, and btf/manifest.tsv embeds BTF for exactly those.  A .deb
+# already in the cache with the listed sha256 needs no registry at all.  When
+# the registry has the listed version in none of the cell's suites (SERIES
+# below: the suite, then its fallbacks), the cell boots what the first of them
+# offers now (the metapackage linux-image-<flavour>; sid splits images into
+# linux-binary-* packages), FROM names the suite, and NOTE says it was not the
+# listed one: the cell then makes that kernel's minimal BTF itself.
+# A fetch that fails says in one line which suite, architecture and package,
+# with the registry's own error where an index could not be read.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 CACHE=${OFFCPU_CACHE:-$HOME/.cache/offcpu}
 APT=$ROOT/toolchain/apt.sh
+LIST=${OFFCPU_KERNELS:-$HERE/kernels.tsv}
+# A series' suites in the order they are tried: 6.12 is trixie's, and
+# bookworm-backports carries it for all three architectures.
+declare -A SERIES=([bullseye]=bullseye [bookworm]=bookworm [trixie]="trixie bookworm-backports" [sid]=sid)
 
 board_var() { make -s --no-print-directory -C "$ROOT" TARGET="$1" "print-$2"; }
+
+field() { "$APT" --cache show "$1/$2" 2>/dev/null | awk -v f="$3:" '$1 == f { print $2; exit }'; }
 
 depends() {	# PKG SUITE -> its Depends, one package name per line
 	"$APT" --cache show "$1/$2" 2>/dev/null | awk -F': ' '/^Depends:/ { print $2; exit }' |
 		tr ',' '\n' | sed -e 's/^ *//' -e 's/[ (].*//' -e 's/|.*//'
 }
 
-version() { "$APT" --cache show "$1/$2" 2>/dev/null | awk '/^Version:/ { print $2; exit }'; }
+# Why SUITE ARCH may lack a package: its index's last refresh failed.
+index_error() {
+	local e=${OFFCPU_APT_DIR:-$CACHE/apt}/index/$1_$2/error
+	[ -s "$e" ] && echo " (index $1/$2 unusable: $(cat "$e"))"
+	return 0
+}
 
-# download PKG SUITE ARCH -> path of the .deb in the cache
+# download PKG VERSION SUITE ARCH -> the .deb's path in the cache
 download() {
-	local dir=$CACHE/debs/$2 ver deb pattern
-	ver=$(version "$1:$3" "$2")
+	local pkg=$1 ver=$2 suite=$3 arch=$4 dir=$CACHE/debs/$3 pattern deb
 	# apt writes an epoch as %3a in the file name.
-	pattern="$dir/${1}_*${ver#*:}_$3.deb"
+	pattern="$dir/${pkg}_*${ver#*:}_$arch.deb"
 	deb=$(compgen -G "$pattern" | head -1 || true)
 	if [ -z "$deb" ]; then
 		mkdir -p "$dir"
-		(cd "$dir" && "$APT" download -q "$1:$3/$2" >&2)
-		deb=$(compgen -G "$pattern" | head -1)
+		(cd "$dir" && "$APT" download -q "$pkg:$arch=$ver" >&2) ||
+			{ echo "fetch.sh: $suite/$arch: cannot download $pkg $ver" >&2; return 1; }
+		deb=$(compgen -G "$pattern" | head -1 || true)
+		[ -n "$deb" ] || { echo "fetch.sh: $suite/$arch: $pkg $ver downloaded, but no $pattern" >&2; return 1; }
 	fi
 	echo "$deb"
 }
 
-# Find the package holding /boot/vmlinuz-*, following the metapackage.
-kernel() {
-	local board=$1 suite=$2 flavour arch queue=() seen=" " pkg deb path out
-	flavour=$(board_var "$board" KERNEL_FLAVOUR)
+# The image inside DEB, extracted once into the cache; empty if none.
+extract() {	# DEB BOARD SUITE PKG -> path of the image
+	local deb=$1 out=$CACHE/qemu/kernels/$2-$3-$4 path
+	# awk reads to the end: an early exit would SIGPIPE dpkg-deb.
+	path=$(dpkg-deb -c "$deb" | awk '!f && $6 ~ /^\.\/(boot\/(vmlinuz|vmlinux|image)-|usr\/lib\/modules\/[^\/]+\/(vmlinuz|image)$)/ { print $6; f = 1 }')
+	[ -n "$path" ] || return 0
+	if [ ! -s "$out" ]; then
+		mkdir -p "$(dirname "$out")"
+		dpkg-deb --fsys-tarfile "$deb" | tar -x -O "$path" > "$out.tmp"
+		mv "$out.tmp" "$out"
+	fi
+	echo "$out"
+}
+
+# current BOARD SUITE: the package holding the image in SUITE now, following
+# the metapackage; prints "IMAGE<tab>PKG<tab>VERSION<tab>DEB".
+current() {
+	local board=$1 suite=$2 arch queue=() seen=" " pkg ver deb image
 	arch=$(board_var "$board" DEB_ARCH)
-	queue=("linux-image-$flavour")
+	queue=("linux-image-$(board_var "$board" KERNEL_FLAVOUR)")
 	while [ ${#queue[@]} -gt 0 ]; do
 		pkg=${queue[0]}
 		queue=("${queue[@]:1}")
@@ -49,33 +87,106 @@ kernel() {
 		linux-image-*|linux-binary-*) ;;
 		*) continue ;;
 		esac
-		deb=$(download "$pkg" "$suite" "$arch")
-		# awk reads to the end: an early exit would SIGPIPE dpkg-deb.
-		path=$(dpkg-deb -c "$deb" | awk '!f && $6 ~ /^\.\/(boot\/(vmlinuz|vmlinux|image)-|usr\/lib\/modules\/[^\/]+\/(vmlinuz|image)$)/ { print $6; f = 1 }')
-		if [ -n "$path" ]; then
-			out=$CACHE/qemu/kernels/$board-$suite-$pkg
-			if [ ! -s "$out" ]; then
-				mkdir -p "$(dirname "$out")"
-				dpkg-deb --fsys-tarfile "$deb" | tar -x -O "$path" > "$out.tmp"
-				mv "$out.tmp" "$out"
-			fi
-			printf '%s\t%s\t%s\n' "$out" "$pkg" "$(version "$pkg" "$suite")"
+		ver=$(field "$pkg:$arch" "$suite" Version)
+		if [ -z "$ver" ]; then
+			echo "fetch.sh: $suite/$arch has no $pkg$(index_error "$suite" "$arch")" >&2
+			return 1
+		fi
+		deb=$(download "$pkg" "$ver" "$suite" "$arch") || return 1
+		image=$(extract "$deb" "$board" "$suite" "$pkg")
+		if [ -n "$image" ]; then
+			printf '%s\t%s\t%s\t%s\n' "$image" "$pkg" "$ver" "$deb"
 			return 0
 		fi
 		mapfile -t -O ${#queue[@]} queue < <(depends "$pkg:$arch" "$suite")
 	done
-	echo "fetch.sh: no kernel image for $board in $suite" >&2
+	echo "fetch.sh: $suite/$arch: no kernel image under linux-image-$(board_var "$board" KERNEL_FLAVOUR)" >&2
 	return 1
+}
+
+sha_of() { sha256sum "$1" | cut -d' ' -f1; }
+
+# The listed kernel's .deb, from the cache or any of the series' suites.
+listed_deb() {	# BOARD SUITE PKG VERSION SHA256 -> "DEB<tab>FROM"
+	local board=$1 suite=$2 pkg=$3 ver=$4 sha=$5 arch s deb
+	arch=$(board_var "$board" DEB_ARCH)
+	for s in ${SERIES[$suite]}; do
+		deb=$(compgen -G "$CACHE/debs/$s/${pkg}_*${ver#*:}_$arch.deb" | head -1 || true)
+		[ -n "$deb" ] && [ "$(sha_of "$deb")" = "$sha" ] && { printf '%s\t%s\n' "$deb" "$s"; return 0; }
+	done
+	for s in ${SERIES[$suite]}; do
+		[ "$(field "$pkg:$arch" "$s" Version)" = "$ver" ] || continue
+		# apt checks the .deb against the index; this checks it against the list.
+		deb=$(download "$pkg" "$ver" "$s" "$arch") || continue
+		if [ "$(sha_of "$deb")" != "$sha" ]; then
+			echo "fetch.sh: $s/$arch: $pkg $ver is not the listed file (sha256 $(sha_of "$deb"), listed $sha)" >&2
+			return 1
+		fi
+		printf '%s\t%s\n' "$deb" "$s"
+		return 0
+	done
+	return 1
+}
+
+kernel() {	# BOARD SUITE
+	local board=$1 suite=$2 arch pkg ver sha row deb from image s why="" out
+	[ -n "${SERIES[$suite]:-}" ] || { echo "fetch.sh: unknown suite $suite" >&2; return 1; }
+	arch=$(board_var "$board" DEB_ARCH)
+	row=$(awk -F'\t' -v b="$board" -v s="$suite" '$1 == b && $2 == s' "$LIST")
+	if [ -n "$row" ]; then
+		IFS=$'\t' read -r _ _ pkg ver sha <<< "$row"
+		if out=$(listed_deb "$board" "$suite" "$pkg" "$ver" "$sha"); then
+			IFS=$'\t' read -r deb from <<< "$out"
+			image=$(extract "$deb" "$board" "$suite" "$pkg")
+			[ -n "$image" ] || { echo "fetch.sh: $pkg $ver holds no kernel image" >&2; return 1; }
+			printf '%s\t%s\t%s\t%s\t%s\n' "$image" "$pkg" "$ver" "$from" listed
+			return 0
+		fi
+		why="listed $pkg $ver is in none of ${SERIES[$suite]// /, }"
+		for s in ${SERIES[$suite]}; do why+=$(index_error "$s" "$arch"); done
+	else
+		why="no $board $suite row in $(basename "$LIST")"
+	fi
+	echo "fetch.sh: $board $suite: $why; trying what the suites offer now" >&2
+	for s in ${SERIES[$suite]}; do
+		out=$(current "$board" "$s") || continue
+		IFS=$'\t' read -r image pkg ver deb <<< "$out"
+		printf '%s\t%s\t%s\t%s\t%s\n' "$image" "$pkg" "$ver" "$s" "not the listed kernel: $why"
+		return 0
+	done
+	echo "fetch.sh: no kernel for $board in ${SERIES[$suite]// / or }" >&2
+	return 1
+}
+
+# The list as the registry has it now: each board's suites, the first suite
+# of the series that offers a kernel.
+list() {
+	local mk board suite out image pkg ver deb s
+	printf 'board\tsuite\tpackage\tversion\tsha256\n'
+	for mk in "$ROOT"/board/*.mk; do
+		board=$(basename "$mk" .mk)
+		for suite in $(board_var "$board" KERNEL_SUITES); do
+			for s in ${SERIES[$suite]}; do
+				out=$(current "$board" "$s") || continue
+				IFS=$'\t' read -r image pkg ver deb <<< "$out"
+				printf '%s\t%s\t%s\t%s\t%s\n' "$board" "$suite" "$pkg" "$ver" "$(sha_of "$deb")"
+				break
+			done
+		done
+	done
 }
 
 # bookworm's, or the board's BUSYBOX_SUITE where bookworm has none of its arch.
 busybox() {
-	local arch out deb suite
+	local arch out deb ver suite
 	arch=$(board_var "$1" DEB_ARCH)
 	suite=$(board_var "$1" BUSYBOX_SUITE)
 	out=$CACHE/qemu/busybox-$arch
 	if [ ! -x "$out" ]; then
-		deb=$(download busybox-static "${suite:-bookworm}" "$arch")
+		suite=${suite:-bookworm}
+		ver=$(field "busybox-static:$arch" "$suite" Version)
+		[ -n "$ver" ] || { echo "fetch.sh: $suite/$arch has no busybox-static$(index_error "$suite" "$arch")" >&2; return 1; }
+		deb=$(download busybox-static "$ver" "$suite" "$arch") || return 1
 		mkdir -p "$CACHE/qemu"
 		dpkg-deb --fsys-tarfile "$deb" | tar -x -O ./bin/busybox > "$out.tmp"
 		chmod +x "$out.tmp"
@@ -84,23 +195,9 @@ busybox() {
 	echo "$out"
 }
 
-# Resolving packages is slow (apt-cache over five suites): remember the
-# answer until the package lists are refreshed.
-cached_kernel() {
-	local info=$CACHE/qemu/kernels/$1-$2.info
-	if [ -s "$info" ] && [ "$info" -nt "$CACHE/apt/updated" ] &&
-	   [ -s "$(cut -f1 "$info")" ]; then
-		cat "$info"
-		return
-	fi
-	mkdir -p "$(dirname "$info")"
-	kernel "$1" "$2" > "$info.tmp"
-	mv "$info.tmp" "$info"
-	cat "$info"
-}
-
 case ${1:-} in
-kernel) cached_kernel "$2" "$3" ;;
+kernel) kernel "$2" "$3" ;;
 busybox) busybox "$2" ;;
-*) echo "usage: $0 kernel BOARD SUITE | busybox BOARD" >&2; exit 2 ;;
+list) list ;;
+*) echo "usage: $0 kernel BOARD SUITE | busybox BOARD | list" >&2; exit 2 ;;
 esac
