@@ -299,6 +299,12 @@ def cell_verdict(a, c, info):
 	if why:
 		return 'FAIL', why, ''
 	variants, btfs, stacks = [], [], []
+	# The JIT was off (init.sh turned it on): offcpu had to refuse and say how.
+	jitoff = c.section('probe-jitoff')
+	if jitoff and (c.rc.get('probe-jitoff') == '0' or
+		       'sysctl -w net.core.bpf_jit_enable=1' not in jitoff):
+		return 'FAIL', 'BPF JIT off: offcpu did not say how to turn it on: ' + \
+			last_line(jitoff), ''
 	for tag, name in RECORDINGS:
 		one = {}
 		verdict, what, note = recording_verdict(a, c, tag, one)
@@ -319,6 +325,8 @@ def cell_verdict(a, c, info):
 	if why:
 		return 'FAIL', why[:224], ''
 	stacks.append(distro)
+	if jitoff:
+		note += '; JIT off at boot: offcpu named the sysctl, then it was turned on'
 	return 'PASS', '<br>'.join(stacks), f'{note}; {len(RECORDINGS)} recordings; ' + \
 		'still blocked at the end (on what the kernel offers): ' + blocked + '; wakers'
 
