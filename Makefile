@@ -178,9 +178,11 @@ build/host/oncpu: tests/workload/oncpu.c
 	@mkdir -p $(@D)
 	gcc -std=gnu11 -Wall -Wextra -Werror -O2 -g $< -o $@
 # A program built like a distribution's: Debian's glibc (cross packages),
-# dynamic, -O2, no frame-pointer or back-chain flags (CFI unwinding, issue 13).
-$(B)/distro: tests/workload/distro.c | $(B)
-	$(TRIPLE)-gcc-12 -std=gnu11 $(WARN) -O2 -g -pthread $< -o $@
+# dynamic, -O2, no frame-pointer or back-chain flags (CFI unwinding, issue 13);
+# DISTRO_CFLAGS: the defaults where the suite's native compiler has other
+# ones than the cross gcc-12 (board/*.mk).
+$(B)/distro: tests/workload/distro.c $(BOARD_MK) | $(B)
+	$(TRIPLE)-gcc-12 -std=gnu11 $(WARN) -O2 -g $(DISTRO_CFLAGS) -pthread $< -o $@
 # Runs a command as if the kernel had no bpf() or no sched_switch (t_seccomp).
 $(B)/seccomp_run: tests/seccomp_run.c $(TC)/.done | $(B)
 	$(CC) -std=gnu11 $(WARN) -static -O2 $< -o $@

@@ -63,14 +63,15 @@ start_of(struct task_struct *t, __u32 tid, bool task_storage, bool create)
 	return tid_start_of(tid, create);
 }
 
+/* The frame records at FP + OFFCPU_FRAME_REC: {caller's fp, return address}. */
 static __always_inline void offcpu_frame_rets(__u64 fp, __u64 *r1, __u64 *r2)
 {
 	__u64 up = 0;
 
-	bpf_probe_read_user(r1, sizeof(*r1), (void *)(fp + 8));
-	bpf_probe_read_user(&up, sizeof(up), (void *)fp);
+	bpf_probe_read_user(r1, sizeof(*r1), (void *)(fp + OFFCPU_FRAME_REC + 8));
+	bpf_probe_read_user(&up, sizeof(up), (void *)(fp + OFFCPU_FRAME_REC));
 	if (up)
-		bpf_probe_read_user(r2, sizeof(*r2), (void *)(up + 8));
+		bpf_probe_read_user(r2, sizeof(*r2), (void *)(up + OFFCPU_FRAME_REC + 8));
 }
 
 static __always_inline void offcpu_chain_rets(__u64 sp, __u64 *r1, __u64 *r2)

@@ -94,8 +94,8 @@ static __always_inline __s32 scan_kstack(struct task_struct *t)
 
 /*
  * One frame of the user stack above FP: the return address and the
- * caller's frame.  x86_64 and arm64: a frame record {caller's fp, return
- * address} at FP.  s390x: FP is a stack pointer whose back chain leads to the
+ * caller's frame.  x86_64, arm64 and riscv64: a frame record {caller's fp,
+ * return address} at FP + OFFCPU_FRAME_REC.  s390x: FP is a stack pointer whose back chain leads to the
  * caller's frame, which keeps the return address (r14) at offset 112.
  */
 static __always_inline bool scan_user_frame(struct task_struct *t, __u64 fp, __u64 *ret,
@@ -108,7 +108,7 @@ static __always_inline bool scan_user_frame(struct task_struct *t, __u64 fp, __u
 #else
 	__u64 rec[2];
 
-	if (bpf_copy_from_user_task(rec, sizeof(rec), (void *)fp, t, 0))
+	if (bpf_copy_from_user_task(rec, sizeof(rec), (void *)(fp + OFFCPU_FRAME_REC), t, 0))
 		return false;
 	*up = rec[0];
 	*ret = rec[1];

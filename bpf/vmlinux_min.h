@@ -114,6 +114,7 @@ struct pt_regs {
 /* Entered from user mode: CPL 3 in the saved cs. */
 #define OFFCPU_UREGS_USER(r) (bpf_core_field_exists((r)->cs) && (BPF_CORE_READ(r, cs) & 3) == 3)
 /* Frame records: [fp] the caller's fp, [fp + 8] the return address. */
+#define OFFCPU_FRAME_REC 0
 #define OFFCPU_URETS(sp_, fp_, r1_, r2_) offcpu_frame_rets(fp_, &(r1_), &(r2_))
 #elif defined(__TARGET_ARCH_arm64)
 struct pt_regs {
@@ -133,6 +134,31 @@ struct pt_regs {
 /* Entered from EL0: the mode bits of the saved pstate (EL0t, AArch64 or AArch32). */
 #define OFFCPU_UREGS_USER(r) (bpf_core_field_exists((r)->pstate) && (BPF_CORE_READ(r, pstate) & 0xf) == 0)
 /* Frame records: [fp] the caller's x29, [fp + 8] the saved x30. */
+#define OFFCPU_FRAME_REC 0
+#define OFFCPU_URETS(sp_, fp_, r1_, r2_) offcpu_frame_rets(fp_, &(r1_), &(r2_))
+#elif defined(__TARGET_ARCH_riscv)
+struct pt_regs {
+	unsigned long epc;
+	unsigned long ra;
+	unsigned long sp;
+	unsigned long s0;
+	unsigned long status;
+} __attribute__((preserve_access_index));
+#define OFFCPU_UREGS_EXIST(r) (bpf_core_field_exists((r)->epc) && \
+	bpf_core_field_exists((r)->sp) && bpf_core_field_exists((r)->s0) && \
+	bpf_core_field_exists((r)->ra))
+#define OFFCPU_UREGS(r, ip_, sp_, fp_, lr_) \
+	({ ip_ = (r)->epc; sp_ = (r)->sp; fp_ = (r)->s0; lr_ = (r)->ra; })
+#define OFFCPU_UREGS_READ(r, ip_, sp_, fp_, lr_) \
+	({ ip_ = BPF_CORE_READ(r, epc); sp_ = BPF_CORE_READ(r, sp); \
+	   fp_ = BPF_CORE_READ(r, s0); lr_ = BPF_CORE_READ(r, ra); })
+/* Entered from U-mode: SPP (bit 8) of the saved sstatus clear. */
+#define OFFCPU_UREGS_USER(r) (bpf_core_field_exists((r)->status) && (BPF_CORE_READ(r, status) & 0x100) == 0)
+/*
+ * Frame records just below the CFA, where s0 points: [fp - 16] the caller's
+ * s0, [fp - 8] the saved ra (as the kernel's user stack walk reads them).
+ */
+#define OFFCPU_FRAME_REC (-16)
 #define OFFCPU_URETS(sp_, fp_, r1_, r2_) offcpu_frame_rets(fp_, &(r1_), &(r2_))
 #elif defined(__TARGET_ARCH_s390)
 struct offcpu_psw {
@@ -158,6 +184,7 @@ struct pt_regs {
  * return address) at offset 112 of the register save area.
  */
 #define OFFCPU_URETS(sp_, fp_, r1_, r2_) offcpu_chain_rets(sp_, &(r1_), &(r2_))
+#define OFFCPU_FRAME_REC 0	/* no frame records: the back chain */
 #else
 #error "user registers: unknown __TARGET_ARCH"
 #endif

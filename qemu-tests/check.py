@@ -299,6 +299,13 @@ def cell_verdict(a, c, info):
 	if why:
 		return 'FAIL', why, ''
 	variants, btfs, stacks = [], [], []
+	# The JIT was off: a load it refused must say how to turn it on
+	# (init.sh did then); else the cell ran in the interpreter.
+	jitoff = c.section('probe-jitoff')
+	if jitoff and c.rc.get('probe-jitoff') != '0' and \
+	   'sysctl -w net.core.bpf_jit_enable=1' not in jitoff:
+		return 'FAIL', 'BPF JIT off: offcpu did not say how to turn it on: ' + \
+			last_line(jitoff), ''
 	for tag, name in RECORDINGS:
 		one = {}
 		verdict, what, note = recording_verdict(a, c, tag, one)
@@ -319,6 +326,10 @@ def cell_verdict(a, c, info):
 	if why:
 		return 'FAIL', why[:224], ''
 	stacks.append(distro)
+	if jitoff and c.rc.get('probe-jitoff') != '0':
+		note += '; JIT off at boot: offcpu named the sysctl, then it was turned on'
+	elif jitoff:
+		note += '; JIT off (interpreter)'
 	return 'PASS', '<br>'.join(stacks), f'{note}; {len(RECORDINGS)} recordings; ' + \
 		'still blocked at the end (on what the kernel offers): ' + blocked + '; wakers'
 

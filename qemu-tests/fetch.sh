@@ -176,17 +176,43 @@ list() {
 	done
 }
 
+# bookworm's, or the board's BUSYBOX_SUITE where bookworm has none of its arch.
 busybox() {
-	local arch out deb ver
+	local arch out deb ver suite path
 	arch=$(board_var "$1" DEB_ARCH)
+	suite=$(board_var "$1" BUSYBOX_SUITE)
 	out=$CACHE/qemu/busybox-$arch
 	if [ ! -x "$out" ]; then
-		ver=$(field "busybox-static:$arch" bookworm Version)
-		[ -n "$ver" ] || { echo "fetch.sh: bookworm/$arch has no busybox-static$(index_error bookworm "$arch")" >&2; return 1; }
-		deb=$(download busybox-static "$ver" bookworm "$arch") || return 1
+		suite=${suite:-bookworm}
+		ver=$(field "busybox-static:$arch" "$suite" Version)
+		[ -n "$ver" ] || { echo "fetch.sh: $suite/$arch has no busybox-static$(index_error "$suite" "$arch")" >&2; return 1; }
+		deb=$(download busybox-static "$ver" "$suite" "$arch") || return 1
 		mkdir -p "$CACHE/qemu"
-		dpkg-deb --fsys-tarfile "$deb" | tar -x -O ./bin/busybox > "$out.tmp"
+		# /bin/busybox; /usr/bin/busybox since trixie (merged /usr).
+		path=$(dpkg-deb -c "$deb" | awk '!f && $6 ~ /^\.(\/usr)?\/bin\/busybox$/ { print $6; f = 1 }')
+		dpkg-deb --fsys-tarfile "$deb" | tar -x -O "${path:-./bin/busybox}" > "$out.tmp"
 		chmod +x "$out.tmp"
+		mv "$out.tmp" "$out"
+	fi
+	echo "$out"
+}
+
+# The distribution's own libc of the board's architecture in SUITE (libc6 and
+# libc6-dbg, unpacked), for a board whose cross libc is not built as the
+# distribution builds it (DISTRO_LIBC_SUITE): prints the unpacked tree.
+libc() {	# BOARD SUITE
+	local arch out pkg ver deb
+	arch=$(board_var "$1" DEB_ARCH)
+	out=$CACHE/qemu/libc6-$arch-$2
+	if [ ! -d "$out" ]; then
+		rm -rf "$out.tmp"
+		mkdir -p "$out.tmp"
+		for pkg in libc6 libc6-dbg; do
+			ver=$(field "$pkg:$arch" "$2" Version)
+			[ -n "$ver" ] || { echo "fetch.sh: $2/$arch has no $pkg$(index_error "$2" "$arch")" >&2; return 1; }
+			deb=$(download "$pkg" "$ver" "$2" "$arch") || return 1
+			dpkg-deb -x "$deb" "$out.tmp" || return 1
+		done
 		mv "$out.tmp" "$out"
 	fi
 	echo "$out"
@@ -195,6 +221,7 @@ busybox() {
 case ${1:-} in
 kernel) kernel "$2" "$3" ;;
 busybox) busybox "$2" ;;
+libc) libc "$2" "$3" ;;
 list) list ;;
-*) echo "usage: $0 kernel BOARD SUITE | busybox BOARD | list" >&2; exit 2 ;;
+*) echo "usage: $0 kernel BOARD SUITE | busybox BOARD | libc BOARD SUITE | list" >&2; exit 2 ;;
 esac

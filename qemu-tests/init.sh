@@ -76,6 +76,14 @@ record() {
 }
 
 section uname uname -r -m
+# A kernel whose BPF JIT is built in but off (riscv64's default): 6.12
+# runs the programs in its interpreter, 7.x refuses them to it.  Where
+# offcpu cannot load, it must say how to turn the JIT on (check.py), and
+# the device is then set up as its user would; else it stays off.
+if [ "$(cat /proc/sys/net/core/bpf_jit_enable 2>/dev/null)" = 0 ]; then
+	section probe-jitoff /offcpu probe
+	/offcpu probe >/dev/null 2>&1 || echo 1 > /proc/sys/net/core/bpf_jit_enable
+fi
 # (a) What the kernel offers: its own BTF (or the embedded one, if it has none).
 record ""
 # (b) /sys/kernel/btf hidden: this kernel's minimal BTF embedded in offcpu.

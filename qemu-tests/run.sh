@@ -91,11 +91,19 @@ make_initramfs() {	# BOARD [EXTRA_BTF...]
 # the libraries its DT_NEEDED (and theirs) name in the loader's first system
 # directory, /lib/TRIPLE, all from the packages it was built against: the
 # host's for the host's arch, the cross packages' /usr/TRIPLE/lib otherwise.
+# A board whose cross libc is built otherwise than its distribution's
+# (DISTRO_LIBC_SUITE: riscv64's has no unwind tables) gets that suite's own
+# libc6 and its debug file instead.
 add_distro() {	# BOARD TREE
-	local board=$1 tree=$2 triple libdir interp lib todo seen=" "
+	local board=$1 tree=$2 triple libdir interp lib todo seen=" " suite dist=""
 	triple=$(board_var "$board" TRIPLE)
 	libdir=/usr/$triple/lib
 	[ "$(board_var "$board" DEB_ARCH)" = "$(dpkg --print-architecture)" ] && libdir=/lib/$triple
+	suite=$(board_var "$board" DISTRO_LIBC_SUITE)
+	if [ -n "$suite" ]; then
+		dist=$("$HERE/fetch.sh" libc "$board" "$suite") || return 1
+		libdir=$dist/usr/lib/$triple
+	fi
 	cp "$ROOT/build/$board/distro" "$tree/"
 	interp=$(readelf -lW "$tree/distro" | sed -n 's/.*program interpreter: \(.*\)\]/\1/p')
 	[ -n "$interp" ] || { echo "distro: no PT_INTERP" >&2; return 1; }
@@ -118,9 +126,9 @@ add_distro() {	# BOARD TREE
 	local id dbg
 	id=$(readelf -n "$tree/lib/$triple/libc.so.6" | sed -n 's/.*Build ID: //p')
 	dbg=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
-	if [ -n "$id" ] && [ -r "$dbg" ]; then
+	if [ -n "$id" ] && [ -r "$dist$dbg" ]; then
 		mkdir -p "$tree$(dirname "$dbg")"
-		cp "$dbg" "$tree$dbg"
+		cp "$dist$dbg" "$tree$dbg"
 	fi
 }
 

@@ -4,7 +4,7 @@ binutils' own interpretation of the same CFI (`readelf
 --debug-dump=frames-interp FILE`): at every row readelf prints, the CFA rule,
 the return address rule and the frame pointer rule must agree.
 
-  cfi_check.py DUMP READELF_OUTPUT ARCH [MIN_ROWS]   ARCH: x86_64, arm64, s390x
+  cfi_check.py DUMP READELF_OUTPUT ARCH [MIN_ROWS]   ARCH: x86_64, arm64, s390x, riscv64
 Prints one summary line; exit 1 on any mismatch or when fewer than MIN_ROWS
 (default 1000) rows were compared.
 """
@@ -17,6 +17,7 @@ REGS = {
     "x86_64": ("rsp", "rbp", "ra"),
     "arm64": ("sp", "x29", "ra"),
     "s390x": ("r15", "r11", "ra"),
+    "riscv64": ("sp", "s0", "ra"),
 }
 
 

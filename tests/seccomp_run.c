@@ -24,6 +24,8 @@
 #define ARCH AUDIT_ARCH_AARCH64
 #elif defined(__s390x__)
 #define ARCH AUDIT_ARCH_S390X
+#elif defined(__riscv) && __riscv_xlen == 64
+#define ARCH AUDIT_ARCH_RISCV64
 #else
 #error "add this architecture's AUDIT_ARCH"
 #endif

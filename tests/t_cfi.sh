@@ -33,6 +33,7 @@ compare() {	# NAME ARCH FILE [MIN_ROWS]
 compare cfi-readelf-libc-x86_64 x86_64 /lib/x86_64-linux-gnu/libc.so.6
 compare cfi-readelf-libc-arm64 arm64 /usr/aarch64-linux-gnu/lib/libc.so.6
 compare cfi-readelf-libc-s390x s390x /usr/s390x-linux-gnu/lib/libc.so.6
+compare cfi-readelf-libc-riscv64 riscv64 /usr/riscv64-linux-gnu/lib/libc.so.6
 compare cfi-readelf-bash x86_64 /bin/bash
 # Hostile CFI: a register number libdw would grow its frame state to (2 GiB
 # of memset per row; found by fuzz_cfi) refuses the file with one line.
@@ -45,7 +46,7 @@ else
 fi
 
 # The distribution-built workload of each board (make workloads).
-for t in x86_64 arm64 s390x; do
+for t in x86_64 arm64 s390x riscv64; do
 	compare "cfi-readelf-distro-$t" "$t" "$ROOT/build/$t/distro" 50
 done
 

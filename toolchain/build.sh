@@ -3,7 +3,8 @@
 #   host:            libbpf.a (glibc, system gcc) + its headers, for the BPF
 #                    compile and the development/sanitizer builds, beside the
 #                    system's libelf.a and libz.a
-#   x86_64|arm64|s390x: a musl sysroot (Debian's musl-dev + linux-libc-dev),
+#   boards:          a musl sysroot (Debian's musl-dev + linux-libc-dev, or
+#                    musl built from Debian's source: MUSL_FROM := source),
 #                    a gcc specs file for it, and static libz.a, libelf.a,
 #                    libbpf.a built from Debian source packages
 # into $OFFCPU_CACHE/toolchain/<target>, ending with a .done stamp.
@@ -45,7 +46,7 @@ fi
 stamp() {
 	{
 		cat "$HERE/build.sh" "$HERE/versions.mk"
-		[ "$TARGET" = host ] || { board_var TRIPLE; board_var DEB_ARCH; }
+		[ "$TARGET" = host ] || { board_var TRIPLE; board_var DEB_ARCH; board_var MUSL_FROM; }
 	} | sha256sum | cut -d' ' -f1
 }
 # current: the stamp matches; a stamp older than its inputs (a checkout) is
@@ -81,11 +82,13 @@ fetch_source() {
 		rm -rf "$SRC/dl-$pkg" "$dir.tmp"
 		mkdir -p "$SRC/dl-$pkg" "$dir.tmp"
 		(cd "$SRC/dl-$pkg" && "$APT" source --download-only -q "$pkg/$suite" >&2)
-		orig=$(compgen -G "$SRC/dl-$pkg/${pkg}_${version}*.orig.tar.*" | head -1) || true
+		# Not the .asc signature beside the tarball (musl has one).
+		orig=$(compgen -G "$SRC/dl-$pkg/${pkg}_${version}*.orig.tar.*" | grep -v '\.asc$' | head -1) || true
 		[ -n "$orig" ] || { log "no $pkg $version source in $suite"; exit 1; }
-		tar -xf "$orig" -C "$dir.tmp" --strip-components=1
+		# errexit is off in $(...): a failed unpack must not leave an empty tree.
+		tar -xf "$orig" -C "$dir.tmp" --strip-components=1 || exit 1
 		mv "$dir.tmp" "$dir"
-	) 8>"$SRC/.lock"
+	) 8>"$SRC/.lock" || exit 1
 	echo "$dir"
 }
 
@@ -143,22 +146,54 @@ build_host() {
 # --- musl targets ---
 
 # Debian's musl-dev and linux-libc-dev of the target architecture; the
-# kernel UAPI headers go beside musl's so nothing of glibc leaks in.
+# kernel UAPI headers go beside musl's so nothing of glibc leaks in.  A board
+# bookworm has no packages for (MUSL_FROM := source) gets musl built from
+# bookworm's source instead (make_musl) and the headers of its
+# linux-libc-dev-<arch>-cross.
 make_sysroot() {
-	local arch=$1 mtriple=$2 gtriple=$3 dl=$CACHE/debs/$arch sys=$STAGE/sysroot d
-	mkdir -p "$dl" "$sys"
-	(cd "$dl" && "$APT" download -q "musl-dev:$arch/bookworm" "linux-libc-dev:$arch/bookworm" >&2)
-	for d in musl-dev_"$MUSL_VERSION"-*_"$arch".deb linux-libc-dev_*_"$arch".deb; do
-		d=$(cd "$dl" && compgen -G "$d" | sort -V | tail -1) ||
-			{ log "no $d in $dl"; exit 1; }
-		dpkg-deb -x "$dl/$d" "$sys"
-	done
+	local arch=$1 mtriple=$2 gtriple=$3 dl=$CACHE/debs/$arch sys=$STAGE/sysroot d hdr
 	local inc=$sys/usr/include/$mtriple
-	cp -r "$sys/usr/include/linux" "$sys/usr/include/asm-generic" "$inc/"
-	cp -r "$sys/usr/include/$gtriple/asm" "$inc/asm"
+	mkdir -p "$dl" "$sys"
+	if [ "$(board_var MUSL_FROM)" = source ]; then
+		make_musl "$mtriple" "$gtriple"
+		(cd "$dl" && "$APT" download -q "linux-libc-dev-$arch-cross/bookworm" >&2)
+		d=$(cd "$dl" && compgen -G "linux-libc-dev-$arch-cross_*_all.deb" | sort -V | tail -1) ||
+			{ log "no linux-libc-dev-$arch-cross in $dl"; exit 1; }
+		hdr=$STAGE/build/uapi
+		dpkg-deb -x "$dl/$d" "$hdr"
+		cp -r "$hdr/usr/$gtriple/include/linux" "$hdr/usr/$gtriple/include/asm-generic" \
+			"$hdr/usr/$gtriple/include/asm" "$inc/"
+	else
+		(cd "$dl" && "$APT" download -q "musl-dev:$arch/bookworm" "linux-libc-dev:$arch/bookworm" >&2)
+		for d in musl-dev_"$MUSL_VERSION"-*_"$arch".deb linux-libc-dev_*_"$arch".deb; do
+			d=$(cd "$dl" && compgen -G "$d" | sort -V | tail -1) ||
+				{ log "no $d in $dl"; exit 1; }
+			dpkg-deb -x "$dl/$d" "$sys"
+		done
+		cp -r "$sys/usr/include/linux" "$sys/usr/include/asm-generic" "$inc/"
+		cp -r "$sys/usr/include/$gtriple/asm" "$inc/asm"
+	fi
 	# musl's own specs with the sysroot's paths; static only, no loader.
 	sed -e "s@/usr/@$sys/usr/@g" -e "s@-dynamic-linker [^ ]*@@" \
 		"$sys/usr/lib/$mtriple/musl-gcc.specs" > "$STAGE/musl-gcc.specs"
+}
+
+# musl $MUSL_VERSION from bookworm's source into the sysroot, laid out as
+# Debian's musl-dev (headers in /usr/include/MTRIPLE, libraries and
+# musl-gcc.specs in /usr/lib/MTRIPLE), static only.  musl's configure turns
+# unwind tables off, as in Debian's packages.
+make_musl() {	# MTRIPLE GTRIPLE
+	local src b=$STAGE/build/musl sys=$STAGE/sysroot
+	src=$(fetch_source musl bookworm "$MUSL_VERSION")
+	mkdir -p "$b"
+	(cd "$b" &&
+		CC="$2-gcc-12" CROSS_COMPILE="$2-" "$src/configure" --target="$2" \
+			--prefix=/usr --includedir="/usr/include/$1" --libdir="/usr/lib/$1" \
+			--syslibdir=/lib --disable-shared >&2 &&
+		make -s -j"$JOBS" >&2 &&
+		make -s install DESTDIR="$sys" >&2)
+	sh "$src/tools/musl-gcc.specs.sh" "/usr/include/$1" "/usr/lib/$1" \
+		"/lib/ld-musl-${1%%-*}.so.1" > "$sys/usr/lib/$1/musl-gcc.specs"
 }
 
 build_zlib() {

@@ -366,6 +366,10 @@ static void load_error(const struct probe *p, int err)
 	fprintf(stderr, "offcpu: cannot load the BPF program (variant %s, kernel %s): %s%s\n",
 		probe_variant(p), p->release, strerror(-err),
 		libbpf_verbosity < 2 ? " (-vv shows libbpf's and the verifier's log)" : "");
+	/* The verifier refuses these programs to the interpreter where a JIT exists. */
+	if (p->jit_off)
+		fprintf(stderr, "offcpu: this kernel's BPF JIT is off; turn it on: "
+			"sysctl -w net.core.bpf_jit_enable=1\n");
 }
 
 int loader_load(struct loader *l, const struct offcpu_opts *o, const struct target *t,

@@ -491,6 +491,7 @@ int probe_kernel(struct probe *p, const char *btf_file, const char *variant)
 	p->task_storage = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
 	p->ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
 	p->jit = read_flag("/proc/sys/net/core/bpf_jit_enable");
+	p->jit_off = !p->jit && access("/proc/sys/net/core/bpf_jit_enable", F_OK) == 0;
 	if (p->btf != BTF_NONE)
 		probe_btf_facts(p);
 	if (choose_variant(p, btf_file, variant))
@@ -572,7 +573,8 @@ void probe_print(const struct probe *p, FILE *out)
 			p->prev_state_why);
 	}
 	fprintf(out, "ring buffer: %s\n", p->ringbuf ? "yes" : "no");
-	fprintf(out, "jit: %s\n", p->jit ? "yes" : "no (interpreter)");
+	fprintf(out, "jit: %s\n", p->jit ? "yes" : p->jit_off ? "off (net.core.bpf_jit_enable = 0)" :
+		"no (interpreter)");
 	fprintf(out, "stacks: bpf_get_stackid, user stacks by frame pointer%s\n",
 		!strcmp(p->machine, "s390x") ? " (back chain)" : "");
 	if (p->task_pt_regs)

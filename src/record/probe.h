@@ -34,6 +34,9 @@ struct probe {
 	const char *prev_state_why;
 	bool state_new;		/* task_struct::__state (5.14+) vs ::state */
 	bool jit;
+	/* The kernel has a BPF JIT, switched off (net.core.bpf_jit_enable = 0:
+	 * riscv64's default), which the verifier needs for these programs. */
+	bool jit_off;
 	bool task_pt_regs;	/* bpf_task_pt_regs (5.15+, tp_btf): the user stack cache */
 	/* Else the user registers at the top of the task's stack (probe_uregs). */
 	uint32_t thread_size, uregs_pad;

@@ -81,6 +81,9 @@ int cfi_regs_of(unsigned int machine, struct cfi_regs *regs)
 	case EM_S390:
 		*regs = (struct cfi_regs){ .sp = 15, .fp = 11, .ra = 14 };
 		return 0;
+	case EM_RISCV:	/* x2 sp, x8 s0/fp, x1 ra */
+		*regs = (struct cfi_regs){ .sp = 2, .fp = 8, .ra = 1 };
+		return 0;
 	}
 	return -1;
 }

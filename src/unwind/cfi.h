@@ -47,7 +47,7 @@ struct cfi_stats {
 struct cfi_table {
 	struct cfi_row *rows;	/* sorted by pc; a row ends where the next starts */
 	size_t n, cap;
-	unsigned int machine;	/* EM_X86_64, EM_AARCH64, EM_S390 */
+	unsigned int machine;	/* EM_X86_64, EM_AARCH64, EM_S390, EM_RISCV */
 	struct cfi_stats stats;
 };
 

@@ -109,33 +109,37 @@ bool unwind_cacheable(enum unwind_end end, const struct unwind_reads *reads)
 }
 
 /*
- * A frame record at FP ([fp] the caller's fp, [fp + 8] the return address:
- * x86_64 and arm64; s390x keeps none).  For a pc no FDE covers.
+ * A frame record for a pc no FDE covers: the caller's fp and the return
+ * address.  x86_64 and arm64: at FP ([fp] the caller's fp, [fp + 8] the
+ * return address); riscv64: just below the CFA, where s0 points ([fp - 16],
+ * [fp - 8]); s390x keeps none.
  */
 static enum cfi_step_result fp_step(unsigned int machine, struct cfi_frame *f,
 				    struct copy_view *v)
 {
-	uint64_t up, ra;
+	uint64_t up, ra, rec;
 
-	if (machine != EM_X86_64 && machine != EM_AARCH64)
+	if (machine != EM_X86_64 && machine != EM_AARCH64 && machine != EM_RISCV)
 		return CFI_STEP_GAP;
 	need_fp(v);
 	/* Thread entry code clears the frame pointer (musl's __clone, glibc's _start). */
 	if (!f->fp)
 		return CFI_STEP_END;
-	if (f->fp < f->sp)
+	rec = machine == EM_RISCV ? f->fp - 16 : f->fp;
+	if (f->fp < 16 || rec < f->sp)
 		return CFI_STEP_GAP;
-	if (read_copy(v, f->fp + 8, &ra) || read_copy(v, f->fp, &up))
+	if (read_copy(v, rec + 8, &ra) || read_copy(v, rec, &up))
 		return CFI_STEP_UNREADABLE;
 	v->fp_src = v->nraw - 1;
 	if (!ra)
 		return CFI_STEP_END;
 	/*
-	 * x86_64: the caller's sp is exactly above the record.  arm64: GCC puts
-	 * the record at the bottom of the frame, so the caller's sp is found from
-	 * its own row and frame pointer (sp_from_fp, in unwind_frames).
+	 * x86_64: the caller's sp is exactly above the record; riscv64: it is
+	 * the CFA, fp itself.  arm64: GCC puts the record at the bottom of the
+	 * frame, so the caller's sp is found from its own row and frame
+	 * pointer (sp_from_fp, in unwind_frames).
 	 */
-	*f = (struct cfi_frame){ .pc = ra, .sp = f->fp + 16, .fp = up };
+	*f = (struct cfi_frame){ .pc = ra, .sp = rec + 16, .fp = up };
 	v->sp_from_fp = machine == EM_AARCH64;
 	return CFI_STEP_OK;
 }
