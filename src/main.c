@@ -585,14 +585,16 @@ static bool switch_due(struct session *s, uint64_t now, uint64_t bytes)
 static bool files_go_on(struct session *s, struct status *line)
 {
 	struct collector_progress p;
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	uint64_t now = now_ns(CLOCK_MONOTONIC), size;
 
 	collector_progress(s->c, &p);
-	if (s->o->max_size && p.bytes >= s->o->max_size) {
+	/* The records held back for time order are the file's too. */
+	size = p.bytes + p.queued;
+	if (s->o->max_size && size >= s->o->max_size) {
 		s->rot.max_size_hit = true;
 		return false;
 	}
-	if (!switch_due(s, now, p.bytes))
+	if (!switch_due(s, now, size))
 		return true;
 	status_end(line);
 	if (rotate(s)) {

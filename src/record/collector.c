@@ -477,6 +477,7 @@ void collector_progress(struct collector *c, struct collector_progress *p)
 	p->samples = c->st.samples;
 	p->lost = counter_now(c, DROP_SUMS);
 	p->bytes = pd_data_size(c->w);
+	p->queued = c->q.bytes;
 }
 
 /* LOST samples dropped in the kernel, so perf report shows "lost samples". */

@@ -72,6 +72,7 @@ struct collector_progress {
 	uint64_t samples;	/* written so far (the last ~2 s are still queued) */
 	uint64_t lost;		/* as collector_lost() counts them, so far */
 	uint64_t bytes;		/* of the data section so far */
+	uint64_t queued;	/* of the records held for time order, bound for it */
 };
 
 void collector_progress(struct collector *c, struct collector_progress *p);
