@@ -96,17 +96,29 @@ rotated() {
 	check "$T-$tag-summed-truth" $CHECK files "$out.out" "${F[@]}" --folded "$out.folded"
 	explain "$out.err"
 	# The main thread's one block spans every switch: split, never doubled.
-	if [ "$n" -gt 1 ] && $CHECK summary "${F[0]}" >"$out.s0" && $CHECK summary "${F[$((n - 1))]}" >"$out.s1" &&
-	   python3 - "$out.s0" "$out.s1" "$out.out" <<'EOF' >"$out.split" 2>&1
-import json, sys
-first, last = (json.load(open(p)) for p in sys.argv[1:3])
-truth = [l.split() for l in open(sys.argv[3]) if l.startswith('thread ')]
-join = [int(t[4]) for t in truth if t[3] == 'blocker_main_join'][0]
-assert first['events'].get('offcpu-blocked'), 'no offcpu-blocked sample in the first file'
-assert first['by_comm'].get('blocker', 0) == 0, 'main thread offcpu-time in the first file: not split'
-assert last['by_comm'].get('blocker', 0) > 0, 'no offcpu-time rest in the last file'
-assert last['by_comm']['blocker'] < 0.9 * join, 'the last file has the whole block'
-print(f"last file: {last['by_comm']['blocker'] / 1e6:.0f} ms of {join / 1e6:.0f} ms")
+	if [ "$n" -gt 1 ] && python3 - "$ROOT/tests" "$out.out" "${F[0]}" "${F[$((n - 1))]}" \
+		>"$out.split" 2>&1 <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+from perf_check import parse, perf_script
+
+
+def join_ms(path):
+    """Time under blocker_main_join per event."""
+    ev = {}
+    for x in parse(perf_script(path)[0]):
+        if 'blocker_main_join' in {f[0] for f in x['frames']}:
+            ev[x['event']] = ev.get(x['event'], 0) + x['period'] / 1e6
+    return ev
+
+
+truth = [l.split() for l in open(sys.argv[2]) if l.startswith('thread ')]
+join = [int(t[4]) / 1e6 for t in truth if t[3] == 'blocker_main_join'][0]
+first, last = join_ms(sys.argv[3]), join_ms(sys.argv[4])
+print(f'blocker_main_join {join:.0f} ms: first file {first}, last file {last}')
+assert first.get('offcpu-blocked', 0) > 0, 'no offcpu-blocked part in the first file'
+assert not first.get('offcpu-time'), 'offcpu-time in the first file: not split'
+assert 0 < last.get('offcpu-time', 0) < 0.9 * join, 'the last file lacks the rest or has it all'
 EOF
 	then
 		pass "$T-$tag-block-split-at-switches"
