@@ -29,6 +29,8 @@
 #include "record/target.h"
 
 static volatile sig_atomic_t stop_signal;
+/* SIGUSR2 with --switch-output(=signal): end the file, start the next. */
+static volatile sig_atomic_t switch_signal;
 /* The signal that killed the profiled command, raised again at the very end. */
 static int command_signal;
 
@@ -37,14 +39,23 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
+static void on_switch_signal(int sig)
+{
+	(void)sig;
+	switch_signal = 1;
+}
+
 static void set_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction usr2 = { .sa_handler = on_switch_signal };
 
 	/* No SA_RESTART: the poll loop must wake up. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* Caught in every mode: a stray SIGUSR2 must not lose the recording. */
+	sigaction(SIGUSR2, &usr2, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
 
@@ -291,8 +302,22 @@ static void print_unwinding(const struct offcpu_opts *o, const struct probe *p)
 	}
 }
 
+/*
+ * --switch-output: the files written, named as perf names them, and the
+ * newest --switch-max-files of them kept.
+ */
+struct rotation {
+	char first[4200], last[4200];	/* the first and last file written */
+	char **kept;			/* oldest first */
+	size_t nr_kept;
+	uint64_t files, removed;
+	uint64_t next_time;		/* SWITCH_TIME: CLOCK_MONOTONIC ns */
+	bool max_size_hit;
+};
+
 static void print_summary(const struct offcpu_opts *o, const struct probe *p,
-			  const struct collector_stats *st, uint64_t missed)
+			  const struct collector_stats *st, uint64_t missed,
+			  const struct rotation *rot)
 {
 	static const char *const what[DROP_MAX] = {
 		[DROP_USTACK] = "user stacks not recorded (stack maps full: raise --stack-entries)",
@@ -309,9 +334,22 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 	const uint64_t *n = st->counters;
 	uint64_t lost = collector_lost(st);
 
-	fprintf(stderr, "[ offcpu: Captured and wrote %.3f MB %s (%llu samples, %llu lost) ]\n",
-		st->bytes / 1048576.0, o->output, (unsigned long long)st->samples,
-		(unsigned long long)lost);
+	if (rot->files > 1)
+		fprintf(stderr, "[ offcpu: Captured and wrote %.3f MB in %llu files, %s to %s "
+			"(%llu samples, %llu lost) ]\n", st->bytes / 1048576.0,
+			(unsigned long long)rot->files, rot->first, rot->last,
+			(unsigned long long)st->samples, (unsigned long long)lost);
+	else
+		fprintf(stderr, "[ offcpu: Captured and wrote %.3f MB %s (%llu samples, %llu lost) ]\n",
+			st->bytes / 1048576.0, rot->files ? rot->last : o->output,
+			(unsigned long long)st->samples, (unsigned long long)lost);
+	if (rot->removed)
+		fprintf(stderr, "[ offcpu: removed the %llu oldest files (--switch-max-files %u): "
+			"%zu kept, %s to %s ]\n", (unsigned long long)rot->removed, o->switch_max_files,
+			rot->nr_kept, rot->kept[0], rot->last);
+	if (rot->max_size_hit)
+		fprintf(stderr, "[ offcpu: stopped: %s reached --max-size (%.3f MB) ]\n",
+			rot->files ? rot->last : o->output, o->max_size / 1048576.0);
 	for (int i = 0; i < DROP_MAX; i++)
 		if (n[i])
 			fprintf(stderr, "[ offcpu: %llu %s ]\n", (unsigned long long)n[i], what[i]);
@@ -355,12 +393,15 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 
 struct session {
 	const struct offcpu_opts *o;
+	struct rotation rot;
 	struct target target;
 	struct probe probe;
 	struct loader ld;
 	struct pd_writer *w;
 	struct collector *c;
 	struct child ch;
+	int err;		/* a rotated file could not be written */
+	uint64_t end;		/* -d: when the recording ends (CLOCK_MONOTONIC ns) */
 };
 
 /* Between the start scan's reads: its stack copies leave the ring. */
@@ -423,6 +464,146 @@ static int session_setup(struct session *s)
 	return scan_start(s);
 }
 
+/* perf's rotated name: FILE.YYYYmmddHHMMSSCC, local time and centiseconds (perf's fetch_current_timestamp). */
+static void rotated_name(const char *base, const char *last, char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+	char dt[32];
+
+	for (int tries = 0; tries < 3; tries++) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		localtime_r(&ts.tv_sec, &tm);
+		strftime(dt, sizeof(dt), "%Y%m%d%H%M%S", &tm);
+		snprintf(buf, len, "%s.%s%02u", base, dt, (unsigned)(ts.tv_nsec / 10000000));
+		/* Two files in one centisecond (tiny sizes): wait for the next. */
+		if (strcmp(buf, last))
+			return;
+		usleep(10000);
+	}
+}
+
+/* --switch-max-files: the newest N stay; the oldest of this run are removed. */
+static int keep_file(struct session *s, const char *name)
+{
+	struct rotation *r = &s->rot;
+	char **n = realloc(r->kept, (r->nr_kept + 1) * sizeof(*n));
+
+	if (!n || !(n[r->nr_kept] = strdup(name))) {
+		r->kept = n ? n : r->kept;
+		return -1;
+	}
+	r->kept = n;
+	r->nr_kept++;
+	while (s->o->switch_max_files && r->nr_kept > s->o->switch_max_files) {
+		if (unlink(r->kept[0]) && errno != ENOENT)
+			fprintf(stderr, "offcpu: cannot remove %s: %s\n", r->kept[0], strerror(errno));
+		else if (s->o->verbose)
+			fprintf(stderr, "[ offcpu: removed %s (--switch-max-files %u) ]\n", r->kept[0],
+				s->o->switch_max_files);
+		free(r->kept[0]);
+		memmove(r->kept, r->kept + 1, --r->nr_kept * sizeof(*r->kept));
+		r->removed++;
+	}
+	return 0;
+}
+
+/* -v: one line per file written, as it is closed. */
+static void print_file(const char *name, const struct collector_file *f)
+{
+	fprintf(stderr, "[ offcpu: wrote %s: %.3f MB, %llu samples, %llu lost, %.3f s",
+		name, f->bytes / 1048576.0, (unsigned long long)f->samples,
+		(unsigned long long)f->lost, f->start ? (f->end - f->start) / 1e9 : 0);
+	if (f->blocked_threads)
+		fprintf(stderr, ", %llu threads blocked at its end: %.3f s (offcpu-blocked)",
+			(unsigned long long)f->blocked_threads, f->blocked_ns / 1e9);
+	fprintf(stderr, " ]\n");
+}
+
+/* Features, its name, close: a finished file of a rotated recording (W is freed). */
+static int close_rotated(struct session *s, struct pd_writer *w, const struct collector_file *f)
+{
+	struct rotation *r = &s->rot;
+	char name[sizeof(r->last)];
+
+	set_features(w, s->o);
+	rotated_name(s->o->output, r->last, name, sizeof(name));
+	if (pd_set_path(w, name)) {
+		pd_abort(w);
+		fprintf(stderr, "offcpu: out of memory\n");
+		return -1;
+	}
+	if (pd_close(w))
+		return -1;
+	if (!r->files++)
+		snprintf(r->first, sizeof(r->first), "%s", name);
+	snprintf(r->last, sizeof(r->last), "%s", name);
+	if (s->o->verbose)
+		print_file(name, f);
+	return keep_file(s, name);
+}
+
+/* End the current file and go on in a new one; -1 stops the recording. */
+static int rotate(struct session *s)
+{
+	struct collector_file f;
+	struct pd_writer *next = pd_open(s->o->output), *done;
+
+	if (!next) {
+		fprintf(stderr, "offcpu: cannot create %s: %s (the recording goes on in the current file until it stops)\n",
+			s->o->output, strerror(errno));
+		return -1;
+	}
+	done = collector_switch(s->c, next, &f);
+	s->w = next;
+	return close_rotated(s, done, &f);
+}
+
+/* Whether the current file should end now (--switch-output's mode). */
+static bool switch_due(struct session *s, uint64_t now, uint64_t bytes)
+{
+	switch (s->o->switch_mode) {
+	case SWITCH_SIGNAL:
+		if (!switch_signal)
+			return false;
+		switch_signal = 0;
+		return true;
+	case SWITCH_SIZE:
+		return bytes >= s->o->switch_bytes;
+	case SWITCH_TIME:
+		/* Not at -d's end: that file would hold nothing. */
+		if (now < s->rot.next_time || now >= s->end)
+			return false;
+		s->rot.next_time += s->o->switch_secs * 1000000000ull;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* --switch-output and --max-size, between two polls: false ends the recording. */
+static bool files_go_on(struct session *s, struct status *line)
+{
+	struct collector_progress p;
+	uint64_t now = now_ns(CLOCK_MONOTONIC), size;
+
+	collector_progress(s->c, &p);
+	/* The records held back for time order are the file's too. */
+	size = p.bytes + p.queued;
+	if (s->o->max_size && size >= s->o->max_size) {
+		s->rot.max_size_hit = true;
+		return false;
+	}
+	if (!switch_due(s, now, size))
+		return true;
+	status_end(line);
+	if (rotate(s)) {
+		s->err = -1;
+		return false;
+	}
+	return true;
+}
+
 static void session_loop(struct session *s)
 {
 	uint64_t start = now_ns(CLOCK_MONOTONIC);
@@ -434,9 +615,13 @@ static void session_loop(struct session *s)
 	if (s->o->verbose)
 		fprintf(stderr, "offcpu: recording\n");
 	status_init(&line, stderr, start);
+	s->rot.next_time = start + s->o->switch_secs * 1000000000ull;
+	s->end = end;
 	while (!stop_signal && now_ns(CLOCK_MONOTONIC) < end) {
 		status_update(&line, s->c, now_ns(CLOCK_MONOTONIC));
 		if (collector_poll(s->c, 100))
+			break;
+		if ((s->o->switch_mode || s->o->max_size) && !files_go_on(s, &line))
 			break;
 		if (s->o->cmdv && child_done(&s->ch))
 			break;
@@ -500,12 +685,19 @@ static int record(const struct offcpu_opts *o)
 	/* Detach first: nothing may arrive after the final drain. */
 	loader_detach(&s.ld);
 	err = collector_finish(s.c, &st);
-	set_features(s.w, o);
-	if (pd_close(s.w))
-		err = -1;
+	if (o->switch_mode) {
+		if (close_rotated(&s, s.w, &st.last))
+			err = -1;
+	} else {
+		set_features(s.w, o);
+		if (pd_close(s.w))
+			err = -1;
+	}
 	s.w = NULL;
+	if (s.err)
+		err = -1;
 	if (!err)
-		print_summary(o, &s.probe, &st, missed);
+		print_summary(o, &s.probe, &st, missed, &s.rot);
 	if (stop_signal && o->verbose)
 		fprintf(stderr, "offcpu: stopped by signal %d\n", (int)stop_signal);
 out:
@@ -516,6 +708,9 @@ out:
 	loader_close(&s.ld);
 	probe_cleanup(&s.probe);
 	target_free(&s.target);
+	for (size_t i = 0; i < s.rot.nr_kept; i++)
+		free(s.rot.kept[i]);
+	free(s.rot.kept);
 	return err ? 1 : command_status(o, &s.ch);
 }
 

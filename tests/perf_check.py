@@ -6,6 +6,12 @@
       script attributes to each thread and function, to each thread in all,
       and to all of them (see check_truth; tolerances: TOL, BLOCK_US).
   perf_check.py threads ...     the same per thread only (no user stacks)
+  perf_check.py files WORKLOAD_OUT FILE... [--folded F] [--tol T] [--block-us U]
+      the rotated files of one recording (offcpu --switch-output) summed:
+      offcpu-time and offcpu-blocked (a block split at a switch) of every
+      file against the workload's truth as compare checks one file, and
+      with --folded the per-function times of `offcpu report -i ... --folded`
+      output F (every file read as one) too
   perf_check.py summary FILE [--symfs DIR]      print what perf sees, as JSON
   perf_check.py report FILE                     perf report must run without warnings
   perf_check.py has FILE [--pid P] [--comm C] [--func F] [--min-ms X] [--max-ms Y]
@@ -200,12 +206,12 @@ def expected(a, fn, ns, count, pre, facts):
     return 'some'
 
 
-def by_thread(samples, pid=None):
+def by_thread(samples, pid=None, events=('offcpu-time',)):
     """Off-CPU time per tid: total, per function on the callchain, comms seen."""
     t = defaultdict(lambda: dict(total=0, funcs=defaultdict(int), comms=set(), n=0))
     n = 0
     for x in samples:
-        if x['event'] != 'offcpu-time' or (pid is not None and x['pid'] != pid):
+        if x['event'] not in events or (pid is not None and x['pid'] != pid):
             continue
         n += 1
         e = t[x['tid']]
@@ -402,6 +408,43 @@ def cmd_wakers(a):
         sys.exit('; '.join(bad))
 
 
+def cmd_files(a):
+    """Rotated files: every file's samples as one recording.  A block split
+    at a switch is an offcpu-blocked sample in the file that ended and an
+    offcpu-time sample (the rest) where it ended, so both events count."""
+    samples = []
+    for f in a.files:
+        out, err = perf_script(f)
+        part = list(parse(out))
+        if not any(x['event'] == 'offcpu-time' for x in part):
+            sys.exit(f'{f}: no offcpu-time samples')
+        if any(x['comm'].startswith(':') or x['comm'] == '[unknown]' for x in part
+               if x['event'] in ('offcpu-time', 'offcpu-blocked')):
+            sys.exit(f'{f}: samples without a command name')
+        samples += part
+    a.pid = None
+    a.threads_only = False
+    bad = check_truth(a, *by_thread(samples, None, ('offcpu-time', 'offcpu-blocked')))
+    if a.folded:
+        bad += check_folded(a)
+    if bad:
+        sys.exit('; '.join(bad))
+
+
+def check_folded(a):
+    """Each function's time in folded output (offcpu report) against the truth."""
+    got = folded_funcs(a.folded)
+    bad = []
+    for (tid, comm), funcs in sorted(read_truth(a.workload).items()):
+        for fn, (ns, c, pre) in sorted(funcs.items()):
+            ok = within(got[fn], ns, c, pre, a)
+            print(f'offcpu report {comm} {fn}: workload {ns / 1e6:.1f} ms, report '
+                  f'{got[fn] / 1e6:.1f} ms ({pct(got[fn], ns)}{"" if ok else " MISMATCH"})')
+            if not ok:
+                bad.append(f'offcpu report {fn} {got[fn] / 1e6:.1f} ms vs {ns / 1e6:.1f} ms')
+    return bad
+
+
 def cmd_threads(a):
     """Where the kernel cannot walk user stacks: per-thread totals only."""
     a.threads_only = True
@@ -575,6 +618,12 @@ def main():
         c.add_argument('--min-block-us', type=float)
         c.add_argument('--max-block-us', type=float)
         c.set_defaults(fn=cmd_compare if name == 'compare' else cmd_threads)
+    f = sub.add_parser('files')
+    f.add_argument('workload')
+    f.add_argument('files', nargs='+')
+    f.add_argument('--folded')
+    add_tolerances(f)
+    f.set_defaults(fn=cmd_files)
     s = sub.add_parser('summary')
     s.add_argument('file')
     s.add_argument('--pid', type=int)

@@ -327,6 +327,17 @@ int pd_add_build_id(struct pd_writer *w, uint16_t misc, int32_t pid,
 	       blob_put(b, zero, padded - len);
 }
 
+int pd_set_path(struct pd_writer *w, const char *path)
+{
+	char *p = strdup(path);
+
+	if (!p)
+		return -1;
+	free(w->path);
+	w->path = p;
+	return 0;
+}
+
 uint64_t pd_data_size(const struct pd_writer *w)
 {
 	return w->data_size;

@@ -111,6 +111,12 @@ int pd_set_clock_data(struct pd_writer *w, uint32_t clockid,
 int pd_add_build_id(struct pd_writer *w, uint16_t misc, int32_t pid,
 		    const uint8_t *id, size_t id_len, const char *filename);
 
+/*
+ * The name pd_close renames the file to, instead of the one given to
+ * pd_open (a rotated file is named when it ends); -1 when out of memory.
+ */
+int pd_set_path(struct pd_writer *w, const char *path);
+
 /* Bytes written so far (header excluded). */
 uint64_t pd_data_size(const struct pd_writer *w);
 

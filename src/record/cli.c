@@ -27,6 +27,9 @@ enum {
 	OPT_UNWIND_TABLES,
 	OPT_WAKERS,
 	OPT_NO_BUILDID_CACHE,
+	OPT_SWITCH_OUTPUT,
+	OPT_SWITCH_MAX_FILES,
+	OPT_MAX_SIZE,
 	OPT_VERSION,
 	OPT_SELFTEST,
 };
@@ -55,6 +58,9 @@ static const struct option long_opts[] = {
 	{ "unwind-tables", required_argument, NULL, OPT_UNWIND_TABLES },
 	{ "wakers", no_argument, NULL, OPT_WAKERS },
 	{ "no-buildid-cache", no_argument, NULL, OPT_NO_BUILDID_CACHE },
+	{ "switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT },
+	{ "switch-max-files", required_argument, NULL, OPT_SWITCH_MAX_FILES },
+	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -105,6 +111,16 @@ void cli_usage(FILE *out)
 "                            and count reuses that would have been wrong (-v prints them)\n"
 "      --no-buildid-cache    do not copy the files of other mount namespaces (containers)\n"
 "                            into the build-id cache ($PERF_BUILDID_DIR or ~/.debug)\n"
+"      --switch-output[=signal|SIZE|TIME]  rotate: end the file and start the next at\n"
+"                            SIGUSR2 (signal, the default), when its data reaches SIZE\n"
+"                            (B, K, M, G: 100M) or every TIME (s, m, h, d: 10s); files are\n"
+"                            named FILE.YYYYmmddHHMMSSCC (when each ended) and each stands\n"
+"                            alone: a thread blocked across a switch has its time up to\n"
+"                            the switch as an offcpu-blocked sample in the file that\n"
+"                            ends, the rest as offcpu-time in the file where it wakes\n"
+"      --switch-max-files N  keep only the N newest rotated files, removing the oldest\n"
+"      --max-size SIZE       stop cleanly, the file complete, once its data reaches SIZE\n"
+"                            (B, K, M, G; with --switch-output: any one file's)\n"
 "  -v, --verbose             print what was chosen and why, and map memory\n"
 "  -h, --help                this text\n"
 "      --version             version and library versions\n",
@@ -150,6 +166,78 @@ static int parse_seconds(const char *opt, const char *s, double *out)
 		return bad(opt, s, "too large");
 	*out = v;
 	return 0;
+}
+
+/*
+ * A number with one of TAGS' units (perf's parse_tag_value: "100M", "10s";
+ * the unit is case-sensitive, 'm' minutes and 'M' MiB), as *OUT in the
+ * smallest unit.  BARE: a number alone is taken in the smallest unit.
+ */
+struct unit {
+	char tag;
+	uint64_t mult;
+};
+
+static int parse_units(const char *s, const struct unit *tags, bool bare, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	if (*s < '0' || *s > '9')
+		return -1;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	if (!*end && bare) {
+		*out = v;
+		return 0;
+	}
+	for (; tags->tag; tags++) {
+		if (end[0] != tags->tag || end[1])
+			continue;
+		if (v > UINT64_MAX / tags->mult)
+			return -1;
+		*out = v * tags->mult;
+		return 0;
+	}
+	return -1;
+}
+
+static const struct unit size_units[] = {
+	{ 'B', 1 }, { 'K', 1ull << 10 }, { 'M', 1ull << 20 }, { 'G', 1ull << 30 }, { 0, 0 },
+};
+static const struct unit time_units[] = {
+	{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 }, { 0, 0 },
+};
+
+/* --switch-output[=signal|SIZE|TIME], as perf spells it. */
+static int parse_switch_output(struct offcpu_opts *o, const char *s)
+{
+	uint64_t v;
+
+	if (!s || !strcmp(s, "signal")) {
+		o->switch_mode = SWITCH_SIGNAL;
+		return 0;
+	}
+	if (!parse_units(s, size_units, false, &v)) {
+		o->switch_mode = SWITCH_SIZE;
+		o->switch_bytes = v;
+	} else if (!parse_units(s, time_units, false, &v)) {
+		o->switch_mode = SWITCH_TIME;
+		o->switch_secs = v;
+	} else {
+		return bad("--switch-output", s,
+			   "expected signal, a size (100M: B, K, M, G) or a time (10s: s, m, h, d)");
+	}
+	return v ? 0 : bad("--switch-output", s, "must be greater than 0");
+}
+
+static int parse_size(const char *opt, const char *s, uint64_t *out)
+{
+	if (parse_units(s, size_units, true, out))
+		return bad(opt, s, "expected a size in bytes, or with a unit B, K, M, G (100M)");
+	return *out ? 0 : bad(opt, s, "must be greater than 0");
 }
 
 static int list_add(struct id_list *l, uint32_t v)
@@ -391,6 +479,17 @@ static int parse_one(struct offcpu_opts *o, int c, const char *arg)
 	case OPT_NO_BUILDID_CACHE:
 		o->no_buildid_cache = true;
 		return 0;
+	case OPT_SWITCH_OUTPUT:
+		return parse_switch_output(o, arg);
+	case OPT_SWITCH_MAX_FILES:
+		if (parse_u64("--switch-max-files", arg, 1000000, &v))
+			return -1;
+		if (!v)
+			return bad("--switch-max-files", arg, "must be at least 1");
+		o->switch_max_files = v;
+		return 0;
+	case OPT_MAX_SIZE:
+		return parse_size("--max-size", arg, &o->max_size);
 	case 'v':
 		o->verbose++;
 		return 0;
@@ -423,6 +522,10 @@ static int check(struct offcpu_opts *o)
 	}
 	if (o->min_block_ns > o->max_block_ns) {
 		fprintf(stderr, "offcpu: --min-block is larger than --max-block\n");
+		return -1;
+	}
+	if (o->switch_max_files && !o->switch_mode) {
+		fprintf(stderr, "offcpu: --switch-max-files needs --switch-output\n");
 		return -1;
 	}
 	if (!modes)

@@ -30,6 +30,14 @@ enum unwind_mode {
 	UNWIND_FPTR,		/* --call-graph fp */
 };
 
+/* --switch-output: what ends one file and starts the next (perf's modes). */
+enum switch_mode {
+	SWITCH_NONE,
+	SWITCH_SIGNAL,		/* SIGUSR2 */
+	SWITCH_SIZE,		/* the file's data reaches switch_bytes */
+	SWITCH_TIME,		/* every switch_secs seconds */
+};
+
 struct id_list {
 	uint32_t *v;
 	size_t n;
@@ -56,6 +64,11 @@ struct offcpu_opts {
 	bool wakers;		/* --wakers: record who woke each block */
 	enum stack_cache stack_cache;
 	bool no_buildid_cache;	/* files of other mount namespaces stay uncopied */
+	enum switch_mode switch_mode;
+	uint64_t switch_bytes;	/* SWITCH_SIZE */
+	uint64_t switch_secs;	/* SWITCH_TIME */
+	uint32_t switch_max_files;	/* 0: keep them all */
+	uint64_t max_size;	/* --max-size: stop once a file's data reaches it, 0: no limit */
 	int verbose;
 	const char *btf_path;
 	const char *variant;	/* forced variant, e.g. "raw_tp,hash" */

@@ -18,6 +18,7 @@
 #include "record/collector.h"
 #include "lib/buildid_cache.h"
 #include "lib/hashset.h"
+#include "record/live_tasks.h"
 #include "record/mapped_files.h"
 #include "record/ordered.h"
 #include "record/synthesis.h"
@@ -47,7 +48,28 @@ struct collector {
 	struct mapped_files *files;	/* for their build ids */
 	void *scratch;		/* one sample */
 	struct collector_stats st;
+	/* --switch-output: the file being written, and what crossed into it */
+	struct live_tasks *live;	/* what a new file must name */
+	struct u32_map credits;		/* tid -> struct credit */
+	struct collector_file file;	/* the current file's figures */
+	uint64_t file_start;		/* when it started (0: the recording's start) */
+	uint64_t lost_before;		/* samples lost before it */
+	bool switching;			/* the blocked scan splits blocks, not ends them */
 	int err;
+};
+
+/*
+ * A thread blocked across a switch (--switch-output): its time up to the
+ * switch went into the file that ended, as an offcpu-blocked sample.  When
+ * the block ends, its sample (a long block's own, or the sum holding it)
+ * carries the whole block: the part already written comes off, so each
+ * file has the part inside its window and no time is counted twice.
+ */
+struct credit {
+	uint64_t ts;		/* the block's start */
+	uint64_t upto;		/* written up to here (the last switch that found it) */
+	int32_t ustack, kstack;	/* its sums key, with the tid and state */
+	uint32_t state;
 };
 
 static uint64_t now_ns(void)
@@ -84,8 +106,12 @@ static void deliver(void *ctx, const struct perf_event_header *rec)
 
 	if (!c->err && pd_write(c->w, rec))
 		c->err = -1;
-	if (rec->type == PERF_RECORD_SAMPLE)
+	if (c->live && live_tasks_note(c->live, rec))
+		c->err = -1;
+	if (rec->type == PERF_RECORD_SAMPLE) {
 		c->st.samples++;
+		c->file.samples++;
+	}
 	c->st.records++;
 }
 
@@ -129,11 +155,63 @@ static int add_sample(struct collector *c, uint32_t pid, uint32_t tid, uint32_t 
 	return err;
 }
 
-/* A thread still blocked at END: one offcpu-blocked sample for its time inside. */
+/* The credit of TID's block that started at TS, or NULL. */
+static struct credit *credit_of(struct collector *c, uint32_t tid, uint64_t ts)
+{
+	struct credit *cr = u32_map_get(&c->credits, tid);
+
+	return cr && cr->ts == ts ? cr : NULL;
+}
+
+/* A split block's time up to the switch at c->end is written: remember it. */
+static int credit_block(struct collector *c, const struct offcpu_blocked *b)
+{
+	struct credit *cr = u32_map_get(&c->credits, b->tid);
+
+	if (!cr) {
+		cr = malloc(sizeof(*cr));
+		if (!cr || u32_map_put(&c->credits, b->tid, cr)) {
+			free(cr);
+			return -1;
+		}
+	}
+	*cr = (struct credit){ b->ts, c->end, b->ustack, b->kstack, b->state };
+	return 0;
+}
+
+/*
+ * Credits of blocks that ended before the last switch's scan: the drain
+ * just done holds their samples if they were ever to come, so none is
+ * left to take one off (a block --max-block left out in BPF).
+ */
+static void credits_purge(struct collector *c)
+{
+	struct u32_map *m = &c->credits;
+	uint32_t *stale = m->n ? calloc(m->n, sizeof(*stale)) : NULL;
+	size_t n = 0;
+
+	/* Gathered first: a deletion moves later entries back into its hole. */
+	for (size_t i = 0; stale && i < m->cap; i++) {
+		const struct credit *cr = m->vals[i];
+
+		if (cr && cr->upto < c->file_start)
+			stale[n++] = m->keys[i];
+	}
+	for (size_t i = 0; i < n; i++)
+		free(u32_map_del(m, stale[i]));
+	free(stale);
+}
+
+/*
+ * A thread still blocked at c->end (the end of the recording, or of a
+ * rotated file): one offcpu-blocked sample for its time inside the file.
+ */
 static int add_blocked(void *ctx, const struct offcpu_blocked *b, uint32_t cpu)
 {
 	struct collector *c = ctx;
-	uint64_t period = c->end > b->ts ? c->end - b->ts : 0;
+	const struct credit *cr = credit_of(c, b->tid, b->ts);
+	uint64_t from = cr ? cr->upto : b->ts;
+	uint64_t period = c->end > from ? c->end - from : 0;
 	const struct offcpu_sample s = {
 		.id = OFFCPU_BLOCKED_ID, .pid = b->pid, .tid = b->tid, .cpu = cpu,
 		.time = c->end, .period = period,
@@ -145,11 +223,43 @@ static int add_blocked(void *ctx, const struct offcpu_blocked *b, uint32_t cpu)
 
 	if (!period || period < c->o->min_block_ns || period > c->o->max_block_ns)
 		return 0;
-	c->st.blocked_threads++;
-	c->st.blocked_ns += period;
+	c->file.blocked_threads++;
+	c->file.blocked_ns += period;
 	err = queue(c, sample_write(c->scratch, &s), s.time);
+	/* Split at a switch: the block's stacks name its end too. */
+	if (c->switching)
+		return err ? err : credit_block(c, b);
 	stacks_done(c->stacks, b->ustack);
 	return err;
+}
+
+/* A long block's time less what files before this one had of it. */
+static uint64_t uncredited(struct collector *c, const struct offcpu_event *e)
+{
+	struct credit *cr = credit_of(c, e->tid, e->time - e->delta);
+	uint64_t period = e->delta;
+
+	if (!cr)
+		return period;
+	period = e->time > cr->upto ? e->time - cr->upto : 0;
+	free(u32_map_del(&c->credits, e->tid));
+	return period;
+}
+
+/*
+ * A sum's time less the written part of a split block in it: the thread's
+ * first block to end after the switch is the split one, with its key.
+ */
+static uint64_t sum_uncredited(struct collector *c, const struct offcpu_key *k, uint64_t total)
+{
+	struct credit *cr = u32_map_get(&c->credits, k->tid);
+	uint64_t done;
+
+	if (!cr || cr->ustack != k->ustack || cr->kstack != k->kstack || cr->state != k->state)
+		return total;
+	done = cr->upto - cr->ts;
+	free(u32_map_del(&c->credits, k->tid));
+	return total > done ? total - done : 0;
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -167,23 +277,24 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(*e))
 		return 0;
 	c->st.direct++;
-	return add_sample(c, e->pid, e->tid, e->cpu, e->time, e->delta, e->kstack, e->ustack,
-			  size >= sizeof(*we) ? &we->w : NULL);
+	return add_sample(c, e->pid, e->tid, e->cpu, e->time, uncredited(c, e), e->kstack,
+			  e->ustack, size >= sizeof(*we) ? &we->w : NULL);
 }
 
 static int add_sum(struct collector *c, const void *key, const struct offcpu_val *v)
 {
 	const struct offcpu_key *k = key;
 
-	return add_sample(c, k->pid, k->tid, v->cpu, v->last, v->total, k->kstack, k->ustack, NULL);
+	return add_sample(c, k->pid, k->tid, v->cpu, v->last, sum_uncredited(c, k, v->total),
+			  k->kstack, k->ustack, NULL);
 }
 
 static int add_wsum(struct collector *c, const void *key, const struct offcpu_val *v)
 {
 	const struct offcpu_wkey *k = key;
 
-	return add_sample(c, k->k.pid, k->k.tid, v->cpu, v->last, v->total, k->k.kstack,
-			  k->k.ustack, &k->w);
+	return add_sample(c, k->k.pid, k->k.tid, v->cpu, v->last,
+			  sum_uncredited(c, &k->k, v->total), k->k.kstack, k->k.ustack, &k->w);
 }
 
 typedef int (*sum_fn)(struct collector *c, const void *key, const struct offcpu_val *v);
@@ -279,6 +390,8 @@ struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 	c->files = open_mapped_files(o);
 	if (!c->stacks || !c->scratch || !c->files)
 		goto nomem;
+	if (o->switch_mode && !(c->live = live_tasks_new()))
+		goto nomem;
 	if (o->wakers && !(c->wakers = wakers_new(c->stacks, ld->max_stack)))
 		goto nomem;
 	c->te = task_events_open(o, libbpf_num_possible_cpus(), pids, nr_pids,
@@ -303,6 +416,7 @@ fail:
 
 void collector_sample(struct collector *c)
 {
+	c->file_start = now_ns();	/* the first file's window starts with the recording */
 	task_events_sample(c->te);
 }
 
@@ -363,19 +477,19 @@ void collector_progress(struct collector *c, struct collector_progress *p)
 	p->samples = c->st.samples;
 	p->lost = counter_now(c, DROP_SUMS);
 	p->bytes = pd_data_size(c->w);
+	p->queued = c->q.bytes;
 }
 
-/* Samples dropped in the kernel, so perf report shows "lost samples". */
-static int write_lost(struct collector *c)
+/* LOST samples dropped in the kernel, so perf report shows "lost samples". */
+static int write_lost(struct collector *c, uint64_t lost, uint64_t time)
 {
-	uint64_t lost = collector_lost(&c->st);
 	/* offcpu-time's sample_id trailer has the same layout as the dummy's. */
 	struct {
 		struct perf_record_lost_samples r;
 		struct perf_sample_id_all sid;
 	} r = {
 		{ { PERF_RECORD_LOST_SAMPLES, 0, sizeof(r) }, lost },
-		{ .time = now_ns(), .id = OFFCPU_ID },
+		{ .time = time, .id = OFFCPU_ID },
 	};
 
 	if (!lost)
@@ -390,8 +504,85 @@ static void add_build_ids(struct collector *c)
 
 	if (c->o->kstack && (n = build_id_of_kernel(id)) > 0)
 		pd_add_build_id(c->w, PERF_RECORD_MISC_KERNEL, -1, id, n, "[kernel.kallsyms]");
+	/* Every file seen so far: a superset of what a rotated file maps. */
 	mapped_files_add_build_ids(c->files, c->w);
-	mapped_files_summary(c->files, stderr, c->o->verbose);
+}
+
+/* The events, the ids of the task events and the build-ids of the current file. */
+static void describe_file(struct collector *c)
+{
+	struct perf_event_attr a;
+	uint64_t id = OFFCPU_ID, blocked_id = OFFCPU_BLOCKED_ID;
+
+	offcpu_event_attr(&a, c->o);
+	pd_add_event(c->w, "offcpu-time", &a, &id, 1);
+	if (c->wakers) {
+		id = OFFCPU_WAKER_ID;
+		pd_add_event(c->w, "offcpu-waker", &a, &id, 1);
+	}
+	/* Its own event, so perf script names it and perf report lists it apart. */
+	if (c->file.blocked_threads)
+		pd_add_event(c->w, "offcpu-blocked", &a, &blocked_id, 1);
+	task_events_describe(c->te, c->w);
+	add_build_ids(c);
+	c->file.bytes = pd_data_size(c->w);
+	c->st.bytes += c->file.bytes;
+}
+
+/* Samples lost in the kernel so far (as collector_lost counts them at the end). */
+static uint64_t lost_now(struct collector *c)
+{
+	return counter_now(c, DROP_SUMS) + counter_now(c, DROP_UNSEEN);
+}
+
+/* Every record up to T is in the queue: the ring, the task events, the sums. */
+static void take_all(struct collector *c)
+{
+	while (ring_buffer__consume(c->rb) > 0)
+		;
+	read_all(c);
+	if (drain_sums(c))
+		c->err = -1;
+	c->last_drain = now_ns();
+}
+
+/* Queue a record of the live processes for the new file (no side effects). */
+static int queue_live(void *ctx, const struct perf_event_header *rec, uint64_t time)
+{
+	struct collector *c = ctx;
+
+	return ordered_queue(&c->q, rec, time);
+}
+
+struct pd_writer *collector_switch(struct collector *c, struct pd_writer *next,
+				   struct collector_file *done)
+{
+	struct pd_writer *old = c->w;
+	uint64_t ran, lost;
+
+	c->end = now_ns();
+	c->switching = true;
+	take_all(c);
+	credits_purge(c);
+	if (blocked_scan_end(c->ld, c->end, add_blocked, c, &ran))
+		c->err = -1;
+	lost = lost_now(c);
+	write_lost(c, lost - c->lost_before, c->end);
+	c->file.lost = lost - c->lost_before;
+	c->lost_before = lost;
+	flush(c, c->end);
+	describe_file(c);
+	*done = c->file;
+	done->start = c->file_start;
+	done->end = c->end;
+	c->w = next;
+	c->file = (struct collector_file){ 0 };
+	c->file_start = c->end;
+	c->end = 0;
+	c->switching = false;
+	if (live_tasks_emit(c->live, task_events_id(c->te), queue_live, c))
+		c->err = -1;
+	return old;
 }
 
 void collector_end(struct collector *c)
@@ -402,9 +593,6 @@ void collector_end(struct collector *c)
 
 int collector_finish(struct collector *c, struct collector_stats *st)
 {
-	struct perf_event_attr a;
-	uint64_t id = OFFCPU_ID, blocked_id = OFFCPU_BLOCKED_ID;
-
 	if (!c->end)
 		collector_end(c);
 	while (ring_buffer__consume(c->rb) > 0)
@@ -417,22 +605,19 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 	c->st.unwind = stacks_unwind_counts(c->stacks);
 	if (c->st.unwind)
 		c->st.counters[STAT_USTACK_WRONG] += stacks_wrong_reuses(c->stacks);
-	write_lost(c);
+	c->file.lost = collector_lost(&c->st) - c->lost_before;
+	if (c->file.lost)
+		write_lost(c, c->file.lost, now_ns());
 	flush(c, UINT64_MAX);
-	offcpu_event_attr(&a, c->o);
-	pd_add_event(c->w, "offcpu-time", &a, &id, 1);
-	if (c->wakers) {
-		id = OFFCPU_WAKER_ID;
-		pd_add_event(c->w, "offcpu-waker", &a, &id, 1);
-	}
-	/* Its own event, so perf script names it and perf report lists it apart. */
-	if (c->st.blocked_threads)
-		pd_add_event(c->w, "offcpu-blocked", &a, &blocked_id, 1);
-	task_events_describe(c->te, c->w);
-	add_build_ids(c);
+	describe_file(c);
+	mapped_files_summary(c->files, stderr, c->o->verbose);
 	c->st.lost_task_events = task_events_lost(c->te);
 	c->st.lost_oncpu = task_events_lost_samples(c->te);
-	c->st.bytes = pd_data_size(c->w);
+	c->st.blocked_threads = c->file.blocked_threads;
+	c->st.blocked_ns = c->file.blocked_ns;
+	c->st.last = c->file;
+	c->st.last.start = c->file_start;
+	c->st.last.end = c->end;
 	*st = c->st;
 	return c->err;
 }
@@ -447,6 +632,8 @@ void collector_free(struct collector *c)
 	wakers_free(c->wakers);
 	stacks_free(c->stacks);
 	mapped_files_free(c->files);
+	live_tasks_free(c->live);
+	u32_map_free(&c->credits, free);
 	free(c->scratch);
 	free(c);
 }

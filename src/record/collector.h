@@ -21,6 +21,16 @@
 
 struct collector;
 
+/* One file of the recording (--switch-output: each rotated file). */
+struct collector_file {
+	uint64_t start, end;		/* CLOCK_MONOTONIC ns; start 0: the recording's */
+	uint64_t samples;		/* PERF_RECORD_SAMPLEs written into it */
+	uint64_t bytes;			/* its data section */
+	uint64_t lost;			/* samples lost in the kernel while it was written */
+	uint64_t blocked_threads;	/* offcpu-blocked samples: blocked at its end */
+	uint64_t blocked_ns;		/* their time inside it */
+};
+
 struct collector_stats {
 	uint64_t samples;		/* PERF_RECORD_SAMPLEs written */
 	uint64_t direct;		/* of which long blocks sent at once */
@@ -28,7 +38,8 @@ struct collector_stats {
 	uint64_t lost_task_events;	/* dummy ring buffer overflows */
 	uint64_t lost_oncpu;		/* -F samples lost by their own rings (dwarf) */
 	uint64_t counters[COUNTER_MAX];	/* kernel-side drops, then stack cache counts */
-	uint64_t bytes;
+	uint64_t bytes;			/* of every file */
+	struct collector_file last;	/* the last file (the only one without rotation) */
 	const struct unwind_counts *unwind;	/* dwarf: how copies were unwound, else NULL */
 	uint64_t blocked_threads;	/* still blocked at the end: offcpu-blocked samples */
 	uint64_t blocked_ns;		/* their time inside the recording */
@@ -61,6 +72,7 @@ struct collector_progress {
 	uint64_t samples;	/* written so far (the last ~2 s are still queued) */
 	uint64_t lost;		/* as collector_lost() counts them, so far */
 	uint64_t bytes;		/* of the data section so far */
+	uint64_t queued;	/* of the records held for time order, bound for it */
 };
 
 void collector_progress(struct collector *c, struct collector_progress *p);
@@ -70,6 +82,18 @@ void collector_progress(struct collector *c, struct collector_progress *p);
  * a while): threads still blocked are measured up to here.
  */
 void collector_end(struct collector *c);
+
+/*
+ * --switch-output: the current file ends now.  Everything up to now goes
+ * into it (the rings read, the sums drained), threads blocked now get an
+ * offcpu-blocked sample for their time inside it (the rest of their block
+ * is written where it ends), and its events and build-ids are declared.
+ * NEXT then takes what follows, starting with the COMM and maps of every
+ * live process.  Returns the finished writer for the caller to give its
+ * features and name and close; *DONE: its figures.
+ */
+struct pd_writer *collector_switch(struct collector *c, struct pd_writer *next,
+				   struct collector_file *done);
 
 /* Read everything left, drain the sums, write it all and the features. */
 int collector_finish(struct collector *c, struct collector_stats *st);

@@ -27,6 +27,7 @@ int ordered_queue(struct ordered_events *oe, const struct perf_event_header *rec
 	e->time = time;
 	e->seq = oe->seq++;
 	oe->n++;
+	oe->bytes += rec->size;
 	return 0;
 }
 
@@ -48,6 +49,7 @@ size_t ordered_flush(struct ordered_events *oe, uint64_t cutoff,
 		qsort(oe->q, oe->n, sizeof(*oe->q), event_cmp);
 	for (i = 0; i < oe->n && oe->q[i].time <= cutoff; i++) {
 		sink->deliver(sink->ctx, oe->q[i].rec);
+		oe->bytes -= oe->q[i].rec->size;
 		free(oe->q[i].rec);
 	}
 	if (!i)

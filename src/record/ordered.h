@@ -22,6 +22,7 @@ struct ordered_events {
 	struct ordered_event *q;
 	size_t n, cap;
 	uint64_t seq;
+	uint64_t bytes;		/* of the records queued */
 };
 
 /* Where a flush delivers: every record, then one end of round. */

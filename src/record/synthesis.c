@@ -20,7 +20,7 @@ static void put_sample_id(void *dst, uint32_t pid, uint32_t tid, uint64_t id)
 	memcpy(dst, &sid, sizeof(sid));
 }
 
-static int emit_comm(uint32_t pid, uint32_t tid, const char *comm, uint64_t id,
+int proc_comm_emit(uint32_t pid, uint32_t tid, const char *comm, uint64_t id,
 		     record_fn fn, void *ctx)
 {
 	struct {
@@ -128,7 +128,7 @@ int proc_sync_pid(uint32_t pid, uint64_t id, record_fn fn, void *ctx)
 		snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
 		if (read_line(path, comm, sizeof(comm)))
 			continue;
-		err = emit_comm(pid, tid, comm, id, fn, ctx);
+		err = proc_comm_emit(pid, tid, comm, id, fn, ctx);
 	}
 	closedir(dir);
 	return err ? err : sync_maps(pid, id, fn, ctx);

@@ -23,6 +23,10 @@ int proc_sync_all(uint64_t id, record_fn fn, void *ctx);
 /* MMAP of [kernel.kallsyms]_text (needs /proc/kallsyms addresses). */
 int proc_sync_kernel(uint64_t id, record_fn fn, void *ctx);
 
+/* COMM of thread TID of process PID (time 0). */
+int proc_comm_emit(uint32_t pid, uint32_t tid, const char *comm, uint64_t id, record_fn fn,
+		   void *ctx);
+
 /* MMAP2 of LINE through FN if it is an executable mapping; FN's result. */
 int proc_maps_line_emit(uint32_t pid, uint64_t id, const char *line, record_fn fn, void *ctx);
 

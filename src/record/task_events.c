@@ -463,6 +463,11 @@ static uint64_t first_dummy_id(const struct task_events *te)
 	return 0;
 }
 
+uint64_t task_events_id(const struct task_events *te)
+{
+	return first_dummy_id(te);
+}
+
 int task_events_synthesize(struct task_events *te, const uint32_t *pids, size_t nr_pids,
 			   record_fn fn, void *ctx)
 {
@@ -478,30 +483,37 @@ int task_events_synthesize(struct task_events *te, const uint32_t *pids, size_t 
 	return err;
 }
 
-/* The ids of the CPUs whose event opened, packed to the front of IDS. */
-static size_t opened_ids(const int *fds, uint64_t *ids, int ncpus)
+/*
+ * The ids of the CPUs whose event opened, packed into OUT (IDS untouched:
+ * each rotated file declares them again).
+ */
+static size_t opened_ids(const int *fds, const uint64_t *ids, uint64_t *out, int ncpus)
 {
 	size_t n = 0;
 
 	for (int i = 0; i < ncpus; i++)
 		if (fds[i] >= 0)
-			ids[n++] = ids[i];
+			out[n++] = ids[i];
 	return n;
 }
 
 void task_events_describe(struct task_events *te, struct pd_writer *w)
 {
+	uint64_t *ids = calloc(te->ncpus ? te->ncpus : 1, sizeof(*ids));
 	struct perf_event_attr a;
 	size_t n;
 
-	n = opened_ids(te->fds, te->dummy_ids, te->ncpus);
+	if (!ids)
+		return;
+	n = opened_ids(te->fds, te->dummy_ids, ids, te->ncpus);
 	dummy_attr(&a);
-	pd_add_event(w, "dummy:u", &a, te->dummy_ids, n);
+	pd_add_event(w, "dummy:u", &a, ids, n);
 	if (te->o->freq) {
-		n = opened_ids(te->clock_fds, te->clock_ids, te->ncpus);
+		n = opened_ids(te->clock_fds, te->clock_ids, ids, te->ncpus);
 		clock_attr(&a, te->o, 0);
-		pd_add_event(w, "cpu-clock", &a, te->clock_ids, n);
+		pd_add_event(w, "cpu-clock", &a, ids, n);
 	}
+	free(ids);
 }
 
 void task_events_free(struct task_events *te)

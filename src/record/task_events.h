@@ -51,6 +51,9 @@ struct task_events *task_events_open(const struct offcpu_opts *o, int ncpus,
 int task_events_synthesize(struct task_events *te, const uint32_t *pids, size_t nr_pids,
 			   record_fn fn, void *ctx);
 
+/* The sample id records synthesized here carry (the first CPU's dummy event). */
+uint64_t task_events_id(const struct task_events *te);
+
 /* Everything in the rings, filtered; -1 if something could not be kept. */
 int task_events_read(struct task_events *te, record_fn fn, void *ctx);
 

@@ -30,8 +30,14 @@
 #define KERNEL_FILE	"[kernel.kallsyms]"
 #define WAKER_SEP	"--"	/* between a sleeper's frames and its waker's */
 
+#define MAX_INPUTS	4096
+
 struct report_opts {
-	const char *input, *symfs, *kallsyms, *svg, *pprof;
+	const char *input;	/* the file being read, then the name output shows */
+	const char *inputs[MAX_INPUTS];	/* -i, in order: read as one recording */
+	size_t nr_inputs;
+	char shown[512];	/* "a", or "a .. b (N files)" */
+	const char *symfs, *kallsyms, *svg, *pprof;
 	char *comms;		/* "a,b,c" */
 	uint32_t pids[MAX_PIDS];
 	size_t nr_pids;
@@ -114,7 +120,9 @@ static void usage(FILE *out)
 {
 	fputs("Usage: offcpu report [-i perf.data] [options]\n"
 	      "Top off-CPU stacks of an offcpu recording, symbols resolved on this machine.\n"
-	      "  -i, --input FILE       recording to read (default perf.data)\n"
+	      "  -i, --input FILE       recording to read (default perf.data); again for\n"
+	      "                         more files, read as one recording in the order given\n"
+	      "                         (the rotated files of offcpu --switch-output)\n"
 	      "  -n, --top N            stacks to show (default 10; 0: all)\n"
 	      "  -p, --pid PID,...      only these processes\n"
 	      "  -c, --comm NAME,...    only threads or processes with these names\n"
@@ -220,7 +228,13 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "i:n:p:c:m:s:TfS:vh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'i': o->input = optarg; break;
+		case 'i':
+			if (o->nr_inputs == MAX_INPUTS) {
+				fprintf(stderr, "offcpu: report: more than %d files\n", MAX_INPUTS);
+				return -1;
+			}
+			o->inputs[o->nr_inputs++] = optarg;
+			break;
 		case 'S': o->svg = optarg; break;
 		case 'P': o->pprof = optarg; break;
 		case 'y': o->symfs = optarg; break;
@@ -245,6 +259,13 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 		fprintf(stderr, "offcpu: report: unexpected argument '%s'\n", argv[optind]);
 		return -1;
 	}
+	if (!o->nr_inputs)
+		o->inputs[o->nr_inputs++] = o->input;
+	if (o->nr_inputs == 1)
+		snprintf(o->shown, sizeof(o->shown), "%s", o->inputs[0]);
+	else
+		snprintf(o->shown, sizeof(o->shown), "%s .. %s (%zu files)", o->inputs[0],
+			 o->inputs[o->nr_inputs - 1], o->nr_inputs);
 	if (o->pprof && (o->svg || o->folded)) {
 		fprintf(stderr, "offcpu: report: --pprof writes no other output: drop --svg/--folded\n");
 		return -1;
@@ -828,6 +849,19 @@ static const char *kallsyms_for(struct report *r, bool same)
 	return NULL;
 }
 
+/* The current file's build-ids: a file with another is never used for names. */
+static int expect_build_ids(struct report *r)
+{
+	for (size_t i = 0; i < r->file.nr_build_ids; i++) {
+		const struct pd_build_id *b = &r->file.build_ids[i];
+
+		if (!is_kernel_id(b) && b->filename &&
+		    sym_expect_build_id(r->sym, b->filename, b->id, b->id_len))
+			return -1;
+	}
+	return 0;
+}
+
 static int setup_symbols(struct report *r)
 {
 	bool same = same_kernel(r);
@@ -842,14 +876,7 @@ static int setup_symbols(struct report *r)
 	if (ksyms && !sym_nr_kernel(r->sym))
 		fprintf(stderr, "offcpu: report: warning: no kernel symbols in %s%s\n", ksyms,
 			r->o.kallsyms ? "" : " (kptr_restrict? run as root)");
-	for (size_t i = 0; i < r->file.nr_build_ids; i++) {
-		const struct pd_build_id *b = &r->file.build_ids[i];
-
-		if (!is_kernel_id(b) && b->filename &&
-		    sym_expect_build_id(r->sym, b->filename, b->id, b->id_len))
-			return -1;
-	}
-	return 0;
+	return expect_build_ids(r);
 }
 
 /* ---- output ---- */
@@ -1292,10 +1319,55 @@ static bool has_waker_event(const struct pd_file *f)
 	return false;
 }
 
+/*
+ * Threads blocked at the end of an earlier file were blocked at a switch:
+ * their time stays in the stacks, but only the last file's end is the end.
+ */
+static void forget_blocked(struct report *r)
+{
+	for (size_t i = 0; i < r->nr_blocked; i++)
+		free(r->blocked[i].frames);
+	r->nr_blocked = 0;
+	r->blocked_total = 0;
+}
+
+/* Reads input I: its file, then its records into the one aggregation. */
+static int read_input(struct report *r, size_t i)
+{
+	char err[256];
+
+	r->o.input = r->o.inputs[i];
+	/* The last file stays for the header, the build-ids of pprof and wall time. */
+	pd_file_free(&r->file);
+	if (pd_read_file(&r->file, r->o.input, err, sizeof(err))) {
+		fprintf(stderr, "offcpu: report: %s\n", err);
+		return -1;
+	}
+	if (r->o.wakers && !has_waker_event(&r->file)) {
+		fprintf(stderr, "offcpu: report: %s: recorded without --wakers (no offcpu-waker event)\n",
+			r->o.input);
+		return -1;
+	}
+	if (r->o.wakers && r->file.needs_swap) {
+		fprintf(stderr, "offcpu: report: %s: --wakers needs a file of this machine's byte order\n",
+			r->o.input);
+		return -1;
+	}
+	/*
+	 * One symbolizer for all: a rotated file goes on where the one before
+	 * ended (its processes re-announced), so names and maps carry over.
+	 */
+	if (!r->sym && setup_symbols(r))
+		return -1;
+	if (i && expect_build_ids(r))
+		return -1;
+	forget_blocked(r);
+	return read_records(r);
+}
+
 int report_main(int argc, char **argv)
 {
 	struct report *r = calloc(1, sizeof(*r));
-	char err[256];
 	int ret = 1;
 
 	if (!r)
@@ -1309,22 +1381,10 @@ int report_main(int argc, char **argv)
 	if (r->o.pprof)
 		r->o.per_thread = true;
 	ret = 1;
-	if (pd_read_file(&r->file, r->o.input, err, sizeof(err))) {
-		fprintf(stderr, "offcpu: report: %s\n", err);
-		goto out;
-	}
-	if (r->o.wakers && !has_waker_event(&r->file)) {
-		fprintf(stderr, "offcpu: report: %s: recorded without --wakers (no offcpu-waker event)\n",
-			r->o.input);
-		goto out;
-	}
-	if (r->o.wakers && r->file.needs_swap) {
-		fprintf(stderr, "offcpu: report: %s: --wakers needs a file of this machine's byte order\n",
-			r->o.input);
-		goto out;
-	}
-	if (setup_symbols(r) || read_records(r))
-		goto out;
+	for (size_t i = 0; i < r->o.nr_inputs; i++)
+		if (read_input(r, i))
+			goto out;
+	r->o.input = r->o.shown;
 	sort_aggs(r);
 	warn_missing(r);
 	if (r->o.pprof) {

@@ -1,0 +1,187 @@
+#!/bin/bash
+# Rotating files (issue 29): --switch-output, --switch-max-files, --max-size.
+# The blocker workload recorded with a switch every second: perf's file
+# names, each file read alone without a warning by perf 6.1, perf 5.10 and
+# offcpu report (naming the workload's functions: each file carries the
+# COMM and maps of every live process), and all files summed (perf script,
+# and offcpu report -i ... -i ...) against the workload's own per-function
+# truth (tests/perf_check.py files: the tolerances of compare).  The main
+# thread is blocked in blocker_main_join for the whole run, across every
+# switch: its time must be split (offcpu-blocked in each file that ends,
+# the rest as offcpu-time where it wakes) and sum up to its truth.
+# ROTATE_LONG=1 also runs the issue's case: 40 s rotated every 10 s (about
+# 45 s; not in make test).
+source "$(dirname "$0")/lib.sh"
+BLOCKER=${BLOCKER:-$ROOT/build/x86_64/blocker}
+CHECK="python3 $ROOT/tests/perf_check.py"
+P510=${OFFCPU_CACHE:-$HOME/.cache/offcpu}/perf510/root
+T=rotate
+
+# Bad values: one line, a non-zero exit, nothing written.
+bad_value() {
+	local name=$1 pat=$2
+	shift 2
+	(cd "$WORK" && "$OFFCPU" "$@" -o bad.data -- true >"$WORK/bad.out" 2>"$WORK/bad.err")
+	local rc=$? lines
+	lines=$(grep -c . "$WORK/bad.err")
+	if [ $rc -ne 0 ] && [ "$lines" -eq 1 ] && grep -qF -- "$pat" "$WORK/bad.err" &&
+	   ! ls "$WORK"/bad.data* >/dev/null 2>&1; then
+		pass "$T-bad-$name"
+	else
+		fail "$T-bad-$name" "exit $rc, $lines lines: $(head -c 200 "$WORK/bad.err" | tr '\n' ' ')"
+	fi
+}
+bad_value banana "invalid --switch-output 'banana'" --switch-output=banana
+bad_value negative-size "invalid --max-size '-1M'" --max-size -1M
+bad_value negative-time "invalid --switch-output '-5s'" --switch-output=-5s
+bad_value zero-time "invalid --switch-output '0s'" --switch-output=0s
+bad_value max-files-zero "invalid --switch-max-files '0'" --switch-output=1s --switch-max-files 0
+bad_value max-files-alone "--switch-max-files needs --switch-output" --switch-max-files 2
+
+need_bpf "$T" "$OFFCPU" "$BLOCKER" || exit 0
+
+# files PREFIX: the rotated files of PREFIX, oldest first (the names sort by time).
+files() { ls -1 "$1".* 2>/dev/null | grep -E "^$1\.[0-9]{16}\$"; }
+
+# rotated TAG SECS WORKLOAD_SECS WANT: record the blocker for WORKLOAD_SECS
+# with a switch every SECS, expect WANT files, check each and the sum.
+rotated() {
+	local tag=$1 every=$2 secs=$3 want=$4 f n i=0 bad=""
+	local out=$WORK/$tag
+	"$OFFCPU" -v --switch-output="$every" -o "$out.data" -- "$BLOCKER" -t "$secs" \
+		>"$out.out" 2>"$out.err"
+	local rc=$?
+	mapfile -t F < <(files "$out.data")
+	n=${#F[@]}
+	# perf's names: FILE.YYYYmmddHHMMSSCC, and nothing else left behind.
+	if [ $rc -eq 0 ] && [ "$n" -eq "$want" ] && [ "$(ls "$out".data* | wc -l)" -eq "$want" ]; then
+		pass "$T-$tag-$want-files"
+	else
+		fail "$T-$tag-$want-files" "exit $rc, $n files: $(ls "$out".data* 2>&1 | tr '\n' ' ') $(tail -n 2 "$out.err" | tr '\n' ' ')"
+	fi
+	[ "$n" -gt 0 ] || return
+	# -v says what was written where: one line per file, by name.
+	for f in "${F[@]}"; do
+		grep -q "^\[ offcpu: wrote $f: " "$out.err" || bad="$bad $f"
+	done
+	grep -q "in $n files, ${F[0]} to ${F[$((n - 1))]}" "$out.err" || bad="$bad (summary)"
+	[ -z "$bad" ] && pass "$T-$tag-says-where" || fail "$T-$tag-says-where" "not named:$bad"
+	# Each file alone: perf 6.1 and 5.10 without a warning, offcpu report
+	# naming the workload's functions (kernel and user frames resolved).
+	for f in "${F[@]}"; do
+		i=$((i + 1))
+		check "$T-$tag-file$i-perf-report-clean" $CHECK report "$f"
+		if [ -x "$P510/usr/bin/perf_5.10" ]; then
+			LD_LIBRARY_PATH=$P510/usr/lib/x86_64-linux-gnu "$P510/usr/bin/perf_5.10" report \
+				-i "$f" --stdio >"$out.510" 2>"$out.510.err"
+			if grep -q "of event 'offcpu-time'" "$out.510" && [ ! -s "$out.510.err" ]; then
+				pass "$T-$tag-file$i-perf-5.10-clean"
+			else
+				fail "$T-$tag-file$i-perf-5.10-clean" "$(head -c 200 "$out.510.err" | tr '\n' ' ')"
+			fi
+		else
+			fail "$T-$tag-file$i-perf-5.10-clean" "perf 5.10 not fetched (tests/fetch-perf510.sh)"
+		fi
+		"$OFFCPU" report -i "$f" --folded >"$out.fold1" 2>"$out.rep.err"
+		if [ ! -s "$out.rep.err" ] && grep -q ';blocker_nanosleep;.*do_nanosleep_\[k\]' "$out.fold1" &&
+		   grep -q '^blocker;.*;blocker_main_join;' "$out.fold1"; then
+			pass "$T-$tag-file$i-offcpu-report-names"
+		else
+			fail "$T-$tag-file$i-offcpu-report-names" "$(head -c 200 "$out.rep.err") $(head -c 200 "$out.fold1")"
+		fi
+	done
+	# All files: every thread and function against the workload's truth,
+	# in perf script's view and in offcpu report's (-i for each file).
+	"$OFFCPU" report $(printf -- '-i %s ' "${F[@]}") -T --folded >"$out.folded" 2>"$out.rep.err"
+	check "$T-$tag-summed-truth" $CHECK files "$out.out" "${F[@]}" --folded "$out.folded"
+	explain "$out.err"
+	# The main thread's one block spans every switch: split, never doubled.
+	if [ "$n" -gt 1 ] && python3 - "$ROOT/tests" "$out.out" "${F[0]}" "${F[$((n - 1))]}" \
+		>"$out.split" 2>&1 <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+from perf_check import parse, perf_script
+
+
+def join_ms(path):
+    """Time under blocker_main_join per event."""
+    ev = {}
+    for x in parse(perf_script(path)[0]):
+        if 'blocker_main_join' in {f[0] for f in x['frames']}:
+            ev[x['event']] = ev.get(x['event'], 0) + x['period'] / 1e6
+    return ev
+
+
+truth = [l.split() for l in open(sys.argv[2]) if l.startswith('thread ')]
+join = [int(t[4]) / 1e6 for t in truth if t[3] == 'blocker_main_join'][0]
+first, last = join_ms(sys.argv[3]), join_ms(sys.argv[4])
+print(f'blocker_main_join {join:.0f} ms: first file {first}, last file {last}')
+assert first.get('offcpu-blocked', 0) > 0, 'no offcpu-blocked part in the first file'
+assert not first.get('offcpu-time'), 'offcpu-time in the first file: not split'
+assert 0 < last.get('offcpu-time', 0) < 0.9 * join, 'the last file lacks the rest or has it all'
+EOF
+	then
+		pass "$T-$tag-block-split-at-switches"
+	else
+		fail "$T-$tag-block-split-at-switches" "$(tail -n 1 "$out.split")"
+	fi
+}
+
+# Every second for 3.5 s: switches at 1, 2 and 3 s, and the end.
+rotated time 1s 3.5 4
+
+# --switch-max-files 2: the two newest stay, exactly the last two written.
+"$OFFCPU" -v --switch-output=1s --switch-max-files 2 -o "$WORK/m.data" -- "$BLOCKER" -t 3.5 \
+	>/dev/null 2>"$WORK/m.err"
+rc=$?
+mapfile -t M < <(files "$WORK/m.data")
+mapfile -t W < <(sed -n 's/^\[ offcpu: wrote \([^:]*\): .*/\1/p' "$WORK/m.err")
+if [ $rc -eq 0 ] && [ ${#W[@]} -ge 3 ] && [ ${#M[@]} -eq 2 ] &&
+   [ "${M[0]}" = "${W[$((${#W[@]} - 2))]}" ] && [ "${M[1]}" = "${W[$((${#W[@]} - 1))]}" ] &&
+   grep -q "removed the $((${#W[@]} - 2)) oldest files (--switch-max-files 2)" "$WORK/m.err"; then
+	pass "$T-max-files-keeps-2-newest"
+else
+	fail "$T-max-files-keeps-2-newest" "exit $rc, kept ${M[*]}, written ${W[*]}"
+fi
+
+# SIGUSR2 (--switch-output, signal by default): two signals, three files.
+"$OFFCPU" -v --switch-output -o "$WORK/s.data" -- "$BLOCKER" -t 3 >/dev/null 2>"$WORK/s.err" &
+op=$!
+for _ in $(seq 1 300); do grep -qs '^offcpu: recording' "$WORK/s.err" && break; sleep 0.01; done
+sleep 1
+kill -USR2 $op
+sleep 1
+kill -USR2 $op
+wait $op
+rc=$?
+n=$(files "$WORK/s.data" | wc -l)
+[ $rc -eq 0 ] && [ "$n" -eq 3 ] && pass "$T-signal-3-files" ||
+	fail "$T-signal-3-files" "exit $rc, $n files: $(tail -n 1 "$WORK/s.err")"
+# Without --switch-output SIGUSR2 changes nothing: one file, kept whole.
+"$OFFCPU" -o "$WORK/u.data" -- "$BLOCKER" -t 2 >/dev/null 2>"$WORK/u.err" &
+op=$!
+sleep 1
+kill -USR2 $op
+wait $op
+rc=$?
+[ $rc -eq 0 ] && [ -s "$WORK/u.data" ] && [ -z "$(files "$WORK/u.data")" ] &&
+	$CHECK report "$WORK/u.data" >/dev/null 2>&1 && pass "$T-sigusr2-alone-harmless" ||
+	fail "$T-sigusr2-alone-harmless" "exit $rc: $(tail -n 1 "$WORK/u.err")"
+
+# --max-size: the recording stops early, the file complete.  The blocker
+# writes ~13 KB a second here, so 20K is reached within 3 s of a 20 s run.
+t0=$(date +%s%N)
+"$OFFCPU" --max-size 20K -o "$WORK/z.data" -- "$BLOCKER" -t 20 >/dev/null 2>"$WORK/z.err"
+rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+if [ $rc -eq 0 ] && [ $ms -lt 10000 ] && grep -q "z.data reached --max-size" "$WORK/z.err" &&
+   $CHECK report "$WORK/z.data" >"$WORK/z.chk" 2>&1 &&
+   $CHECK has "$WORK/z.data" --comm bl-sleep --func blocker_nanosleep >>"$WORK/z.chk" 2>&1; then
+	pass "$T-max-size-stops-complete"
+else
+	fail "$T-max-size-stops-complete" "exit $rc after $ms ms: $(tail -n 1 "$WORK/z.chk") $(tail -n 1 "$WORK/z.err")"
+fi
+
+if [ -n "${ROTATE_LONG:-}" ]; then
+	rotated long 10s 38 4
+fi
