@@ -143,8 +143,16 @@ $(BTF_ARCHIVE): $(wildcard btf/*/*.btf btf/*.sh btf/*.py) btf/manifest.tsv $(BPF
 	BTF_RELEASE=$(BTF_RELEASE) BTF_EXTRA="$(BTF_EXTRA)" btf/archive.sh $(TARGET) $(BPF_OBJ) $@ $(BTF_VMLINUX)
 
 # --- the tool ---
-$(B)/embed.o: src/record/embed.S $(BPF_OBJ) $(BPF_TP_OBJ) $(BTF_ARCHIVE) | $(B)
-	$(CC) -c -DBPF_OBJ='"$(BPF_OBJ)"' -DBPF_TP_OBJ='"$(BPF_TP_OBJ)"' -DBTF_ARCHIVE='"$(BTF_ARCHIVE)"' src/record/embed.S -o $@
+# The embedded copies without DWARF (-g gave the objects their BTF, which
+# stays): libbpf reads .BTF and .BTF.ext, never .debug_*, as bpftool's
+# skeletons embed them (llvm-strip -g); a third of each object.
+LLVM_STRIP ?= llvm-strip
+BPF_EMBED    := $(BPFB)/offcpu.embed.o
+BPF_TP_EMBED := $(BPFB)/offcpu_tp.embed.o
+$(BPFB)/%.embed.o: $(BPFB)/%.bpf.o
+	$(LLVM_STRIP) -g -o $@ $<
+$(B)/embed.o: src/record/embed.S $(BPF_EMBED) $(BPF_TP_EMBED) $(BTF_ARCHIVE) | $(B)
+	$(CC) -c -DBPF_OBJ='"$(BPF_EMBED)"' -DBPF_TP_OBJ='"$(BPF_TP_EMBED)"' -DBTF_ARCHIVE='"$(BTF_ARCHIVE)"' src/record/embed.S -o $@
 
 $(B)/%.o: src/%.c $(HDRS) $(BOARD_MK) $(PROTO_H) $(TC)/.done $(SYMTC)/.done $(PBTC)/.done | $(B)
 	@mkdir -p $(@D)

@@ -29,6 +29,7 @@ struct offcpu_config {
 	__u32 state_mask;	/* OFFCPU_TASK_* states recorded */
 	__u32 self_pid;		/* offcpu itself: its waits are not the user's */
 	__u32 spill_bytes;	/* frames kept in the spill maps × 8; 0: no spill */
+	__u32 kspill_bytes;	/* kernel stacks': with the glue above __schedule (cut later) */
 	__u8 user_only;		/* skip kernel threads */
 	__u8 want_ustack, want_kstack;
 	__u8 filter_pid, filter_tid, filter_cpu;	/* look up the filter maps */

@@ -64,7 +64,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);	/* user, kernel: each always filled to its own length */
 	__type(key, __u32);
 	__type(value, struct offcpu_spill_scratch);
 } spill_scratch SEC(".maps");
@@ -172,14 +172,15 @@ static __always_inline __s32 stack_id(void *ctx, void *stacks, void *spill,
 {
 	__s32 result = -17 /* EEXIST */, id, *found;
 	struct offcpu_spill_scratch *sc;
-	__u32 zero = 0, n = cfg.spill_bytes;
+	/* A key's frames past its stack are zero only if its scratch always gets the same length. */
+	__u32 kernel = !(flags & BPF_F_USER_STACK), n = kernel ? cfg.kspill_bytes : cfg.spill_bytes;
 
 	/* With a spill map, stacks go nowhere else (see loader.c, SPILL_MIN). */
 	if (!n)
 		return bpf_get_stackid(ctx, stacks, flags);
 	if (n > sizeof(sc->key))
 		return result;
-	sc = bpf_map_lookup_elem(&spill_scratch, &zero);
+	sc = bpf_map_lookup_elem(&spill_scratch, &kernel);
 	if (!sc || bpf_get_stack(ctx, sc->key.ip, n, flags) <= 0)
 		return result;
 	found = bpf_map_lookup_elem(spill, &sc->key);

@@ -154,6 +154,27 @@ static void *rodata_var(struct bpf_object *obj, const char *name, size_t size)
 	return NULL;
 }
 
+/*
+ * A kernel stack taken in the program starts with the program and the
+ * tracepoint glue above __schedule (stacks.c cuts them): walk that much
+ * more than --max-stack, so a small one keeps the thread's own frames,
+ * within the kernel's perf_event_max_stack (127 by default).
+ */
+static uint32_t kstack_frames(const struct offcpu_opts *o)
+{
+	uint32_t n = o->max_stack + OFFCPU_KSTACK_GLUE;
+
+	return n < OFFCPU_MAX_STACK ? n : OFFCPU_MAX_STACK;
+}
+
+/* The same in a spill map's key. */
+static uint32_t kspill_frames(const struct offcpu_opts *o)
+{
+	uint32_t n = kstack_frames(o);
+
+	return n < OFFCPU_SPILL_FRAMES ? n : OFFCPU_SPILL_FRAMES;
+}
+
 static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
 		     const struct target *t, const struct probe *p)
 {
@@ -164,6 +185,7 @@ static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
 		.state_mask = o->state_mask,
 		.self_pid = getpid(),
 		.spill_bytes = loader_spill(o) ? o->max_stack * sizeof(uint64_t) : 0,
+		.kspill_bytes = loader_spill(o) ? kspill_frames(o) * sizeof(uint64_t) : 0,
 		.user_only = o->user_only,
 		.want_ustack = o->ustack,
 		.want_kstack = o->kstack,
@@ -317,7 +339,7 @@ static int select_variant(struct loader *l, const struct offcpu_opts *o,
 	err |= bpf_map__set_max_entries(m->tid_start, TID_ENTRIES);
 	err |= bpf_map__set_value_size(m->stacks, o->max_stack * sizeof(uint64_t));
 	err |= bpf_map__set_max_entries(m->stacks, ustacks);
-	err |= bpf_map__set_value_size(m->kstacks, o->max_stack * sizeof(uint64_t));
+	err |= bpf_map__set_value_size(m->kstacks, kstack_frames(o) * sizeof(uint64_t));
 	err |= bpf_map__set_max_entries(m->kstacks, kstacks);
 	l->stack_ids = buckets(ustacks > kstacks ? ustacks : kstacks);
 	err |= bpf_map__set_max_entries(m->ustack_spill, o->ustack && loader_spill(o) ? spill : 1);
@@ -388,6 +410,8 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 		return -1;
 	}
 	l->max_stack = o->max_stack;
+	l->kstack_frames = kstack_frames(o);
+	l->kspill_frames = kspill_frames(o);
 	l->dwarf = !p->classic_tp && loader_dwarf(o, p, NULL);
 	/* The BTF-free variant is its own object: libbpf would want vmlinux BTF for the other. */
 	if (p->classic_tp)

@@ -35,6 +35,10 @@ struct loader_progs {
 		*on_waking_task, *on_waking_hash, *on_waking_raw;
 };
 
+/* Kernel frames above __schedule a program's stack starts with (its own, the tracepoint's). */
+#define OFFCPU_KSTACK_GLUE	8
+#define OFFCPU_MAX_STACK	127	/* --max-stack's limit, the kernel's default perf_event_max_stack */
+
 struct loader {
 	struct bpf_object *obj;
 	struct loader_maps maps;
@@ -52,7 +56,9 @@ struct loader {
 	bool scan_ustack;	/* scan_start walks user stacks too */
 	bool classic_tp;	/* tp,hash: attached by the tracepoint ids in tp */
 	struct tracefs_sched tp;
-	uint32_t max_stack;	/* frames per stack map entry */
+	uint32_t max_stack;	/* frames of a stack kept (--max-stack); per user map entry */
+	uint32_t kstack_frames;	/* per kernel map entry: max_stack and the glue above __schedule */
+	uint32_t kspill_frames;	/* the same in a kernel spill key */
 	bool dwarf;		/* user stacks copied for CFI unwinding (--call-graph dwarf) */
 	int ucache_fd;		/* dwarf with the stack cache: its per-thread entries, else -1 */
 	size_t stack_ids;	/* ids a stack map can hand out (its buckets) */

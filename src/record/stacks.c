@@ -57,21 +57,26 @@ static uint32_t sched_skip(struct stacks *s, const uint64_t *ip, uint32_t n)
 						     &s->sched_hi) ? -1 : 1;
 	if (s->sched_known < 0)
 		return 0;
-	for (uint32_t i = 0; i < n && i < 8; i++)
+	for (uint32_t i = 0; i < n && i < OFFCPU_KSTACK_GLUE; i++)
 		if (ip[i] >= s->sched_lo && ip[i] < s->sched_hi)
 			return i;
 	return 0;
 }
 
-/* A stack from a map value: frames up to the first zero, kernel ones from __schedule. */
-static struct stack *new_stack(struct stacks *s, const uint64_t *ip, bool kernel)
+/*
+ * A stack from a map value of MAX frames: frames up to the first zero,
+ * kernel ones from __schedule, at most --max-stack of them.
+ */
+static struct stack *new_stack(struct stacks *s, const uint64_t *ip, uint32_t max, bool kernel)
 {
 	uint32_t n = 0, skip;
 	struct stack *st;
 
-	while (n < s->ld->max_stack && ip[n])
+	while (n < max && ip[n])
 		n++;
 	skip = kernel ? sched_skip(s, ip, n) : 0;
+	if (n - skip > s->ld->max_stack)
+		n = skip + s->ld->max_stack;
 	st = malloc(sizeof(*st) + (n - skip) * sizeof(uint64_t));
 	if (!st)
 		return NULL;
@@ -111,7 +116,8 @@ static int cache_spilled(struct stacks *s, struct spill_cache *sc, size_t sorted
 		return -1;
 	sc->v = v;
 	v[sc->n].id = id;
-	v[sc->n].s = new_stack(s, (const uint64_t *)key->ip, kernel);
+	v[sc->n].s = new_stack(s, (const uint64_t *)key->ip,
+			       kernel ? s->ld->kspill_frames : s->ld->max_stack, kernel);
 	if (!v[sc->n].s)
 		return -1;
 	sc->n++;
@@ -158,7 +164,8 @@ const struct stack *stacks_get(struct stacks *s, int32_t id, bool kernel)
 	/* Stack ids stay valid for the whole run: nothing deletes them. */
 	if (bpf_map_lookup_elem(kernel ? s->ld->kstacks_fd : s->ld->stacks_fd, &id, s->buf))
 		return NULL;
-	s->by_id[slot] = new_stack(s, s->buf, kernel);
+	s->by_id[slot] = new_stack(s, s->buf, kernel ? s->ld->kstack_frames : s->ld->max_stack,
+				   kernel);
 	return s->by_id[slot];
 }
 
@@ -308,7 +315,8 @@ struct stacks *stacks_new(const struct loader *ld, size_t table_budget, uint32_t
 	}
 	s->nr_ids = ld->stack_ids;
 	s->by_id = calloc(2 * s->nr_ids, sizeof(*s->by_id));
-	s->buf = calloc(ld->max_stack, sizeof(uint64_t));
+	s->buf = calloc(ld->kstack_frames > ld->max_stack ? ld->kstack_frames : ld->max_stack,
+			sizeof(uint64_t));
 	if (!s->by_id || !s->buf || (ld->dwarf && (!s->unwinder || !s->sample_copy))) {
 		stacks_free(s);
 		return NULL;
