@@ -26,6 +26,7 @@
 #include "record/synthesis.h"
 #include "report/report.h"
 #include "record/status.h"
+#include "record/summary.h"
 #include "record/target.h"
 
 static volatile sig_atomic_t stop_signal;
@@ -249,44 +250,6 @@ static void set_features(struct pd_writer *w, const struct offcpu_opts *o)
 	pd_set_clock_data(w, CLOCK_MONOTONIC, now_ns(CLOCK_REALTIME), now_ns(CLOCK_MONOTONIC));
 }
 
-static double percent(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * part / whole : 0;
-}
-
-/* -v: how much the user stack cache saved, and in verify mode how well it guessed. */
-static void print_stack_cache(const struct offcpu_opts *o, const uint64_t *n)
-{
-	uint64_t walked = n[STAT_USTACK_WALKED], reused = n[STAT_USTACK_REUSED];
-
-	if (o->stack_cache == STACK_CACHE_VERIFY) {
-		fprintf(stderr, "[ offcpu: stack cache (verify): %llu of %llu user stacks reusable "
-			"(%.1f %%), %llu of those wrong (%.3f %%) ]\n",
-			(unsigned long long)reused, (unsigned long long)walked,
-			percent(reused, walked), (unsigned long long)n[STAT_USTACK_WRONG],
-			percent(n[STAT_USTACK_WRONG], reused));
-		return;
-	}
-	fprintf(stderr, "[ offcpu: stack cache: %llu user stacks reused, %llu walked (%.1f %% reused) ]\n",
-		(unsigned long long)reused, (unsigned long long)walked,
-		percent(reused, reused + walked));
-}
-
-/* -v with --call-graph dwarf: the copies and how their unwinding ended. */
-static void print_unwind(const uint64_t *n, const struct unwind_counts *u)
-{
-	fprintf(stderr, "[ offcpu: user stack copies: %llu sent, %llu shortened at the stack's end, "
-		"%llu unreadable ]\n", (unsigned long long)n[STAT_UCOPY_SENT],
-		(unsigned long long)n[STAT_UCOPY_SHORT], (unsigned long long)n[STAT_UCOPY_UNREADABLE]);
-	fprintf(stderr, "[ offcpu: CFI: %llu files read, %.1f MiB of rows; %llu files without; "
-		"%llu lookups over the --unwind-tables budget ]\n",
-		(unsigned long long)u->files, u->table_bytes / 1048576.0,
-		(unsigned long long)u->no_table, (unsigned long long)u->over_budget);
-	for (int i = 0; i < UNWIND_NR; i++)
-		fprintf(stderr, "[ offcpu: user stacks unwound, %s: %llu ]\n", unwind_end_names[i],
-			(unsigned long long)u->end[i]);
-}
-
 /* How user stacks are unwound, and why not by CFI: -v, or one line when dwarf was asked for. */
 static void print_unwinding(const struct offcpu_opts *o, const struct probe *p)
 {
@@ -300,95 +263,6 @@ static void print_unwinding(const struct offcpu_opts *o, const struct probe *p)
 		fprintf(stderr, "%suser stacks: frame pointers (no CFI unwinding: %s)\n",
 			o->verbose ? "" : "offcpu: ", why);
 	}
-}
-
-/*
- * --switch-output: the files written, named as perf names them, and the
- * newest --switch-max-files of them kept.
- */
-struct rotation {
-	char first[4200], last[4200];	/* the first and last file written */
-	char **kept;			/* oldest first */
-	size_t nr_kept;
-	uint64_t files, removed;
-	uint64_t next_time;		/* SWITCH_TIME: CLOCK_MONOTONIC ns */
-	bool max_size_hit;
-};
-
-static void print_summary(const struct offcpu_opts *o, const struct probe *p,
-			  const struct collector_stats *st, uint64_t missed,
-			  const struct rotation *rot)
-{
-	static const char *const what[DROP_MAX] = {
-		[DROP_USTACK] = "user stacks not recorded (stack maps full: raise --stack-entries)",
-		[DROP_KSTACK] = "kernel stacks not recorded (stack maps full: raise --stack-entries)",
-		[DROP_SUMS] = "short blocks lost (sums map full)",
-		[DROP_RINGBUF] = "long blocks summed with the short ones (ring buffer full)",
-		[DROP_STORAGE] = "blocks not tracked (per-thread storage full)",
-		[DROP_FILTER] = "forked processes not followed (pid filter full)",
-		[DROP_KTHREADS] = "kernel threads not recognised, their blocks recorded (kthreads map full)",
-		[DROP_UNSEEN] = "blocks lost: their thread was switched in without a sched_switch event",
-		[DROP_UCOPY] = "user stacks walked by frame pointer, not copied (ring buffer full: raise --dwarf-buffer)",
-		[DROP_UREGS] = "user stacks walked by frame pointer, not copied (no user registers at the top of the thread's kernel stack)",
-	};
-	const uint64_t *n = st->counters;
-	uint64_t lost = collector_lost(st);
-
-	if (rot->files > 1)
-		fprintf(stderr, "[ offcpu: Captured and wrote %.3f MB in %llu files, %s to %s "
-			"(%llu samples, %llu lost) ]\n", st->bytes / 1048576.0,
-			(unsigned long long)rot->files, rot->first, rot->last,
-			(unsigned long long)st->samples, (unsigned long long)lost);
-	else
-		fprintf(stderr, "[ offcpu: Captured and wrote %.3f MB %s (%llu samples, %llu lost) ]\n",
-			st->bytes / 1048576.0, rot->files ? rot->last : o->output,
-			(unsigned long long)st->samples, (unsigned long long)lost);
-	if (rot->removed)
-		fprintf(stderr, "[ offcpu: removed the %llu oldest files (--switch-max-files %u): "
-			"%zu kept, %s to %s ]\n", (unsigned long long)rot->removed, o->switch_max_files,
-			rot->nr_kept, rot->kept[0], rot->last);
-	if (rot->max_size_hit)
-		fprintf(stderr, "[ offcpu: stopped: %s reached --max-size (%.3f MB) ]\n",
-			rot->files ? rot->last : o->output, o->max_size / 1048576.0);
-	for (int i = 0; i < DROP_MAX; i++)
-		if (n[i])
-			fprintf(stderr, "[ offcpu: %llu %s ]\n", (unsigned long long)n[i], what[i]);
-	if (n[STAT_UNSEEN_ENDED])
-		fprintf(stderr, "[ offcpu: %llu blocks whose switch-in had no sched_switch event, "
-			"ended from their thread's CPU time (tp,hash: at the CPU's last switch seen) ]\n",
-			(unsigned long long)n[STAT_UNSEEN_ENDED]);
-	if (o->verbose && loader_stack_cache(o, p))
-		print_stack_cache(o, n);
-	if (o->verbose && st->unwind)
-		print_unwind(n, st->unwind);
-	if (o->verbose && (n[STAT_USTACK_SPILLED] || n[STAT_KSTACK_SPILLED]))
-		fprintf(stderr, "[ offcpu: stacks keyed by their frames: %llu user and %llu kernel ]\n",
-			(unsigned long long)n[STAT_USTACK_SPILLED],
-			(unsigned long long)n[STAT_KSTACK_SPILLED]);
-	if (o->wakers && n[STAT_WAKER_NONE])
-		fprintf(stderr, "[ offcpu: %llu blocks (of the short ones summed, each long one) "
-			"ended with no wakeup seen: their waker is [no-wakeup-seen] ]\n",
-			(unsigned long long)n[STAT_WAKER_NONE]);
-	if (o->wakers && o->verbose && n[STAT_WAKER_NO_USTACK])
-		fprintf(stderr, "[ offcpu: %llu wakers' user stacks not recorded (maps full, or the "
-			"task an interrupt found had none) ]\n",
-			(unsigned long long)n[STAT_WAKER_NO_USTACK]);
-	if (st->blocked_threads)
-		fprintf(stderr, "[ offcpu: %llu threads still blocked at the end: %.3f s (event offcpu-blocked) ]\n",
-			(unsigned long long)st->blocked_threads, st->blocked_ns / 1e9);
-	if (st->blocked_ran)
-		fprintf(stderr, "[ offcpu: %llu threads not blocked at the end, though no switch-in "
-			"was seen: no offcpu-blocked sample ]\n", (unsigned long long)st->blocked_ran);
-	if (st->lost_oncpu)
-		fprintf(stderr, "[ offcpu: %llu on-CPU samples lost (their stack copies filled the ring) ]\n",
-			(unsigned long long)st->lost_oncpu);
-	if (st->lost_task_events)
-		fprintf(stderr, "[ offcpu: %llu task events lost (process names/maps may be missing) ]\n",
-			(unsigned long long)st->lost_task_events);
-	if (missed)
-		fprintf(stderr, "[ offcpu: %llu program runs skipped by the kernel (another BPF program "
-			"or map operation on the CPU): blocks may be missing ]\n",
-			(unsigned long long)missed);
 }
 
 struct session {
@@ -697,7 +571,7 @@ static int record(const struct offcpu_opts *o)
 	if (s.err)
 		err = -1;
 	if (!err)
-		print_summary(o, &s.probe, &st, missed, &s.rot);
+		summary_print(o, &s.probe, &st, missed, &s.rot);
 	if (stop_signal && o->verbose)
 		fprintf(stderr, "offcpu: stopped by signal %d\n", (int)stop_signal);
 out:

@@ -22,7 +22,7 @@ CASES=(
 	"time-long|bpf/offcpu_common.bpf.h|s/(\t\*delta = \*now - s->ts;\n)/\$1\t*delta += *delta \/ 12;\n/|record report variants qemu"
 	"dropped-thread|bpf/offcpu_common.bpf.h|s/(\tif \(!block_ends\(s, now, &delta\)\)\n\t\treturn;\n)/\$1\tif (tid % 3 == 1)\n\t\treturn;\n/|record qemu"
 	"no-build-ids|src/record/collector.c|s/\n\tadd_build_ids\(c\);\n/\n\t(void)add_build_ids;\n/|report"
-	"leak-in-svg|src/report/report.c|s/(\nstatic int add_flame\([^)]*\)\n\{\n)/\$1\tchar *volatile leak = malloc(64);\n\n\t(void)leak;\n/|asan"
+	"leak-in-svg|src/report/output_svg.c|s/(\nstatic int add_flame\([^)]*\)\n\{\n)/\$1\tchar *volatile leak = malloc(64);\n\n\t(void)leak;\n/|asan"
 	"no-final-flush|src/record/collector.c|s/(int collector_finish\(.*?)\n\tflush\(c, UINT64_MAX\);\n/\$1\n/s|record"
 	"crashed-workload|tests/workload/blocker.c|s/(\n\tblocker_main_join\(&m->fn\[1\]\);\n)/\$1\t*(volatile int *)0 = 0;\n/|record qemu"
 	"no-end-scan|src/record/collector.c|s/ blocked_scan_end\(c->ld, c->end, add_blocked, c, &c->st\.blocked_ran\)/ (0 \&\& blocked_scan_end(c->ld, c->end, add_blocked, c, \&c->st.blocked_ran))/|blocked qemu"

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The end-of-run summary, perf's style: what was written, every drop by
+ * cause, and with -v the stack cache, the unwinding and the spilled stacks.
+ */
+#include <stdio.h>
+
+#include "record/loader.h"
+#include "record/summary.h"
+#include "unwind/unwind.h"
+
+static double percent(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * part / whole : 0;
+}
+
+/* -v: how much the user stack cache saved, and in verify mode how well it guessed. */
+static void print_stack_cache(const struct offcpu_opts *o, const uint64_t *n)
+{
+	uint64_t walked = n[STAT_USTACK_WALKED], reused = n[STAT_USTACK_REUSED];
+
+	if (o->stack_cache == STACK_CACHE_VERIFY) {
+		fprintf(stderr, "[ offcpu: stack cache (verify): %llu of %llu user stacks reusable "
+			"(%.1f %%), %llu of those wrong (%.3f %%) ]\n",
+			(unsigned long long)reused, (unsigned long long)walked,
+			percent(reused, walked), (unsigned long long)n[STAT_USTACK_WRONG],
+			percent(n[STAT_USTACK_WRONG], reused));
+		return;
+	}
+	fprintf(stderr, "[ offcpu: stack cache: %llu user stacks reused, %llu walked (%.1f %% reused) ]\n",
+		(unsigned long long)reused, (unsigned long long)walked,
+		percent(reused, reused + walked));
+}
+
+/* -v with --call-graph dwarf: the copies and how their unwinding ended. */
+static void print_unwind(const uint64_t *n, const struct unwind_counts *u)
+{
+	fprintf(stderr, "[ offcpu: user stack copies: %llu sent, %llu shortened at the stack's end, "
+		"%llu unreadable ]\n", (unsigned long long)n[STAT_UCOPY_SENT],
+		(unsigned long long)n[STAT_UCOPY_SHORT], (unsigned long long)n[STAT_UCOPY_UNREADABLE]);
+	fprintf(stderr, "[ offcpu: CFI: %llu files read, %.1f MiB of rows; %llu files without; "
+		"%llu lookups over the --unwind-tables budget ]\n",
+		(unsigned long long)u->files, u->table_bytes / 1048576.0,
+		(unsigned long long)u->no_table, (unsigned long long)u->over_budget);
+	for (int i = 0; i < UNWIND_NR; i++)
+		fprintf(stderr, "[ offcpu: user stacks unwound, %s: %llu ]\n", unwind_end_names[i],
+			(unsigned long long)u->end[i]);
+}
+
+void summary_print(const struct offcpu_opts *o, const struct probe *p,
+		   const struct collector_stats *st, uint64_t missed,
+		   const struct rotation *rot)
+{
+	static const char *const what[DROP_MAX] = {
+		[DROP_USTACK] = "user stacks not recorded (stack maps full: raise --stack-entries)",
+		[DROP_KSTACK] = "kernel stacks not recorded (stack maps full: raise --stack-entries)",
+		[DROP_SUMS] = "short blocks lost (sums map full)",
+		[DROP_RINGBUF] = "long blocks summed with the short ones (ring buffer full)",
+		[DROP_STORAGE] = "blocks not tracked (per-thread storage full)",
+		[DROP_FILTER] = "forked processes not followed (pid filter full)",
+		[DROP_KTHREADS] = "kernel threads not recognised, their blocks recorded (kthreads map full)",
+		[DROP_UNSEEN] = "blocks lost: their thread was switched in without a sched_switch event",
+		[DROP_UCOPY] = "user stacks walked by frame pointer, not copied (ring buffer full: raise --dwarf-buffer)",
+		[DROP_UREGS] = "user stacks walked by frame pointer, not copied (no user registers at the top of the thread's kernel stack)",
+	};
+	const uint64_t *n = st->counters;
+	uint64_t lost = collector_lost(st);
+
+	if (rot->files > 1)
+		fprintf(stderr, "[ offcpu: Captured and wrote %.3f MB in %llu files, %s to %s "
+			"(%llu samples, %llu lost) ]\n", st->bytes / 1048576.0,
+			(unsigned long long)rot->files, rot->first, rot->last,
+			(unsigned long long)st->samples, (unsigned long long)lost);
+	else
+		fprintf(stderr, "[ offcpu: Captured and wrote %.3f MB %s (%llu samples, %llu lost) ]\n",
+			st->bytes / 1048576.0, rot->files ? rot->last : o->output,
+			(unsigned long long)st->samples, (unsigned long long)lost);
+	if (rot->removed)
+		fprintf(stderr, "[ offcpu: removed the %llu oldest files (--switch-max-files %u): "
+			"%zu kept, %s to %s ]\n", (unsigned long long)rot->removed, o->switch_max_files,
+			rot->nr_kept, rot->kept[0], rot->last);
+	if (rot->max_size_hit)
+		fprintf(stderr, "[ offcpu: stopped: %s reached --max-size (%.3f MB) ]\n",
+			rot->files ? rot->last : o->output, o->max_size / 1048576.0);
+	for (int i = 0; i < DROP_MAX; i++)
+		if (n[i])
+			fprintf(stderr, "[ offcpu: %llu %s ]\n", (unsigned long long)n[i], what[i]);
+	if (n[STAT_UNSEEN_ENDED])
+		fprintf(stderr, "[ offcpu: %llu blocks whose switch-in had no sched_switch event, "
+			"ended from their thread's CPU time (tp,hash: at the CPU's last switch seen) ]\n",
+			(unsigned long long)n[STAT_UNSEEN_ENDED]);
+	if (o->verbose && loader_stack_cache(o, p))
+		print_stack_cache(o, n);
+	if (o->verbose && st->unwind)
+		print_unwind(n, st->unwind);
+	if (o->verbose && (n[STAT_USTACK_SPILLED] || n[STAT_KSTACK_SPILLED]))
+		fprintf(stderr, "[ offcpu: stacks keyed by their frames: %llu user and %llu kernel ]\n",
+			(unsigned long long)n[STAT_USTACK_SPILLED],
+			(unsigned long long)n[STAT_KSTACK_SPILLED]);
+	if (o->wakers && n[STAT_WAKER_NONE])
+		fprintf(stderr, "[ offcpu: %llu blocks (of the short ones summed, each long one) "
+			"ended with no wakeup seen: their waker is [no-wakeup-seen] ]\n",
+			(unsigned long long)n[STAT_WAKER_NONE]);
+	if (o->wakers && o->verbose && n[STAT_WAKER_NO_USTACK])
+		fprintf(stderr, "[ offcpu: %llu wakers' user stacks not recorded (maps full, or the "
+			"task an interrupt found had none) ]\n",
+			(unsigned long long)n[STAT_WAKER_NO_USTACK]);
+	if (st->blocked_threads)
+		fprintf(stderr, "[ offcpu: %llu threads still blocked at the end: %.3f s (event offcpu-blocked) ]\n",
+			(unsigned long long)st->blocked_threads, st->blocked_ns / 1e9);
+	if (st->blocked_ran)
+		fprintf(stderr, "[ offcpu: %llu threads not blocked at the end, though no switch-in "
+			"was seen: no offcpu-blocked sample ]\n", (unsigned long long)st->blocked_ran);
+	if (st->lost_oncpu)
+		fprintf(stderr, "[ offcpu: %llu on-CPU samples lost (their stack copies filled the ring) ]\n",
+			(unsigned long long)st->lost_oncpu);
+	if (st->lost_task_events)
+		fprintf(stderr, "[ offcpu: %llu task events lost (process names/maps may be missing) ]\n",
+			(unsigned long long)st->lost_task_events);
+	if (missed)
+		fprintf(stderr, "[ offcpu: %llu program runs skipped by the kernel (another BPF program "
+			"or map operation on the CPU): blocks may be missing ]\n",
+			(unsigned long long)missed);
+}
