@@ -76,8 +76,9 @@ record() {
 }
 
 section uname uname -r -m
-# A kernel whose BPF JIT is built in but off (riscv64's default): 6.12
-# runs the programs in its interpreter, 7.x refuses them to it.  Where
+# A kernel whose BPF JIT is built in but off (riscv64's default): 6.12's
+# interpreter gets bpf_get_smp_processor_id() wrong (offcpu refuses it),
+# 7.x refuses the programs to the interpreter.  Where
 # offcpu cannot load, it must say how to turn the JIT on (check.py), and
 # the device is then set up as its user would; else it stays off.
 if [ "$(cat /proc/sys/net/core/bpf_jit_enable 2>/dev/null)" = 0 ]; then

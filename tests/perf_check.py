@@ -288,6 +288,7 @@ def check_truth(a, rec, n):
         if not ok:
             bad.append(f'{comm} {r["total"] / 1e6:.1f} ms vs {want / 1e6:.1f} ms'
                        f' ({preempted / 1e6:.1f} preempted)')
+    bad += foreign_frames(truth, rec)
     ok = abs(got_all - want_all) <= a.tol * want_all + pre_all or \
         want_all < got_all <= want_all + some_all + a.tol * (want_all + some_all) + pre_all
     if any(getattr(a, k, None) is not None for k in ('state', 'min_block_us', 'max_block_us')):
@@ -301,6 +302,31 @@ def check_truth(a, rec, n):
           f' ({pct(got_all, want_all)}{"" if ok else " MISMATCH"})')
     if not ok:
         bad.append(f'all threads {got_all / 1e6:.1f} ms vs {want_all / 1e6:.1f} ms')
+    return bad
+
+
+def foreign_frames(truth, rec):
+    """A workload function on a thread that never runs it: that thread's
+    samples carry another thread's stack (a mix-up of stack ids, worse
+    than a gap).  Each thread's stacks may hold only the functions the
+    workload names for that thread (its start routine and what it calls)."""
+    owners = defaultdict(set)
+    comm_of = {}
+    for (tid, comm), funcs in truth.items():
+        comm_of[tid] = comm
+        for fn in funcs:
+            owners[fn].add(tid)
+    bad = []
+    for tid, r in sorted(rec.items()):
+        if tid not in comm_of:
+            continue
+        for fn, ns in sorted(r['funcs'].items()):
+            if fn in owners and tid not in owners[fn]:
+                whose = ', '.join(sorted(comm_of[t] for t in owners[fn]))
+                print(f'{comm_of[tid]}/{tid}: {fn} of {whose} on its stacks'
+                      f' ({ns / 1e6:.1f} ms) FOREIGN')
+                bad.append(f'{comm_of[tid]} has {whose}\'s {fn} on its stacks'
+                           f' ({ns / 1e6:.1f} ms): stacks of another thread')
     return bad
 
 

@@ -2,6 +2,7 @@
 /* Kernel feature probing and the choice of program variant. */
 #include <byteswap.h>
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <gelf.h>
@@ -433,6 +434,59 @@ static int check_tracepoint(void)
 	return -1;
 }
 
+/*
+ * bpf_get_smp_processor_id() as the programs will run it, on each CPU we
+ * may run on.  The dwarf and spill stack ids carry the CPU, so a wrong one
+ * pairs stacks with other threads' blocks.  6.11+ verifiers leave the call
+ * unpatched for JITs that inline it (riscv64, arm64, powerpc), also when the
+ * JIT is off: the interpreter then calls an address that is no helper
+ * (riscv64 6.12 with net.core.bpf_jit_enable = 0).  Returns 0, or -1 after
+ * one line.  A kernel that cannot run the test is trusted.
+ */
+static int check_cpu_helper(const struct probe *p)
+{
+	const struct bpf_insn prog[] = {
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_get_smp_processor_id },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	unsigned char pkt[64] = { 0 };
+	cpu_set_t mask, one;
+	int fd, cpu, bad = -1;
+	unsigned int said = 0;
+
+	fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, NULL, "GPL", prog, 2, NULL);
+	if (fd < 0)
+		return 0;
+	if (sched_getaffinity(0, sizeof(mask), &mask)) {
+		close(fd);
+		return 0;
+	}
+	for (cpu = 0; cpu < CPU_SETSIZE && bad < 0; cpu++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = sizeof(pkt),
+			    .repeat = 1);
+
+		if (!CPU_ISSET(cpu, &mask))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one))
+			continue;
+		if (!bpf_prog_test_run_opts(fd, &o) && o.retval != (unsigned int)cpu) {
+			bad = cpu;
+			said = o.retval;
+		}
+	}
+	sched_setaffinity(0, sizeof(mask), &mask);
+	close(fd);
+	if (bad < 0)
+		return 0;
+	fprintf(stderr, "offcpu: this kernel's BPF %s gives CPU %u for bpf_get_smp_processor_id() "
+		"on CPU %d, so stacks would go to other threads' blocks%s\n",
+		p->jit ? "JIT" : "interpreter", said, bad,
+		p->jit_off ? "; turn the JIT on: sysctl -w net.core.bpf_jit_enable=1" : "");
+	return -1;
+}
+
 /* Whether /proc/kallsyms names NAME (names are listed even when addresses are hidden). */
 static bool kallsyms_has(const char *name)
 {
@@ -492,6 +546,8 @@ int probe_kernel(struct probe *p, const char *btf_file, const char *variant)
 	p->ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
 	p->jit = read_flag("/proc/sys/net/core/bpf_jit_enable");
 	p->jit_off = !p->jit && access("/proc/sys/net/core/bpf_jit_enable", F_OK) == 0;
+	if (check_cpu_helper(p))
+		return -1;
 	if (p->btf != BTF_NONE)
 		probe_btf_facts(p);
 	if (choose_variant(p, btf_file, variant))
