@@ -313,7 +313,36 @@ struct rotation {
 	uint64_t files, removed;
 	uint64_t next_time;		/* SWITCH_TIME: CLOCK_MONOTONIC ns */
 	bool max_size_hit;
+	uint64_t triggered, signalled;	/* --flight-recorder: files by a trigger, by SIGUSR2 */
+	uint64_t ended_unwritten;	/* its window's bytes at the end, when no file was due */
 };
+
+/* --flight-recorder: the files written and why, what the window held and lost. */
+static void print_flight_summary(const struct offcpu_opts *o, const struct collector_stats *st,
+				 const struct rotation *rot)
+{
+	if (rot->files)
+		fprintf(stderr, "[ offcpu: flight recorder: wrote %.3f MB in %llu file%s, %s to %s "
+			"(%llu samples; %llu by a trigger, %llu by SIGUSR2) ]\n", st->bytes / 1048576.0,
+			(unsigned long long)rot->files, rot->files > 1 ? "s" : "", rot->first, rot->last,
+			(unsigned long long)st->samples, (unsigned long long)rot->triggered,
+			(unsigned long long)rot->signalled);
+	else
+		fprintf(stderr, "[ offcpu: flight recorder: no file written (no trigger, no SIGUSR2) ]\n");
+	if (st->flight_merged)
+		fprintf(stderr, "[ offcpu: flight recorder: %llu triggers, %llu of them inside a file "
+			"already waited for ]\n", (unsigned long long)st->flight_triggers,
+			(unsigned long long)st->flight_merged);
+	if (st->flight_capped)
+		fprintf(stderr, "[ offcpu: flight recorder: %llu of %llu samples pushed out of the window "
+			"by its %.1f MiB before their %.3f s (raise SIZE: --flight-recorder SECS,SIZE) ]\n",
+			(unsigned long long)st->flight_capped, (unsigned long long)st->flight_seen,
+			o->flight_bytes / 1048576.0, o->flight_ns / 1e9);
+	if (o->verbose)
+		fprintf(stderr, "[ offcpu: flight recorder: window peak %.3f MB of %.1f MiB; %.3f MB "
+			"held at the end, not written ]\n", st->flight_peak / 1048576.0,
+			o->flight_bytes / 1048576.0, rot->ended_unwritten / 1048576.0);
+}
 
 static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 			  const struct collector_stats *st, uint64_t missed,
@@ -334,7 +363,9 @@ static void print_summary(const struct offcpu_opts *o, const struct probe *p,
 	const uint64_t *n = st->counters;
 	uint64_t lost = collector_lost(st);
 
-	if (rot->files > 1)
+	if (o->flight_ns)
+		print_flight_summary(o, st, rot);
+	else if (rot->files > 1)
 		fprintf(stderr, "[ offcpu: Captured and wrote %.3f MB in %llu files, %s to %s "
 			"(%llu samples, %llu lost) ]\n", st->bytes / 1048576.0,
 			(unsigned long long)rot->files, rot->first, rot->last,
@@ -404,6 +435,23 @@ struct session {
 	uint64_t end;		/* -d: when the recording ends (CLOCK_MONOTONIC ns) */
 };
 
+/* -v: what the flight recorder keeps, in how much memory, and what writes a file. */
+static void print_flight(const struct offcpu_opts *o)
+{
+	fprintf(stderr, "flight recorder: the last %.3f s, at most %.1f MiB of records in memory "
+		"(allocated once; the time-order queue counts too); a file at SIGUSR2",
+		o->flight_ns / 1e9, o->flight_bytes / 1048576.0);
+	if (o->trigger_ns)
+		fprintf(stderr, " or %.3f s after a block of %llu ms or more ends%s%s",
+			o->trigger_after_ns / 1e9, (unsigned long long)(o->trigger_ns / 1000000),
+			o->trigger_comm ? " in " : "", o->trigger_comm ? o->trigger_comm : "");
+	fprintf(stderr, "\n");
+	if (o->thresh_lowered)
+		fprintf(stderr, "flight recorder: --off-cpu-thresh lowered to %llu ms, so that each "
+			"block that triggers is sent on its own\n",
+			(unsigned long long)(o->thresh_ns / 1000000));
+}
+
 /* Between the start scan's reads: its stack copies leave the ring. */
 static void scan_poll(void *ctx)
 {
@@ -440,11 +488,14 @@ static int session_setup(struct session *s)
 		return -1;
 	if (o->verbose)
 		probe_print(&s->probe, stderr);
-	s->w = pd_open(o->output);
-	if (!s->w) {
+	/* The flight recorder writes a file only when a trigger asks for one. */
+	s->w = o->flight_ns ? NULL : pd_open(o->output);
+	if (!s->w && !o->flight_ns) {
 		fprintf(stderr, "offcpu: cannot create %s: %s\n", o->output, strerror(errno));
 		return -1;
 	}
+	if (o->verbose && o->flight_ns)
+		print_flight(o);
 	if (o->cmdv) {
 		if (child_fork(&s->ch, o->cmdv))
 			return -1;
@@ -508,8 +559,8 @@ static int keep_file(struct session *s, const char *name)
 	return 0;
 }
 
-/* -v: one line per file written, as it is closed. */
-static void print_file(const char *name, const struct collector_file *f)
+/* -v: one line per file written, as it is closed (WHY: a flight recorder's reason). */
+static void print_file(const char *name, const struct collector_file *f, const char *why)
 {
 	fprintf(stderr, "[ offcpu: wrote %s: %.3f MB, %llu samples, %llu lost, %.3f s",
 		name, f->bytes / 1048576.0, (unsigned long long)f->samples,
@@ -517,11 +568,12 @@ static void print_file(const char *name, const struct collector_file *f)
 	if (f->blocked_threads)
 		fprintf(stderr, ", %llu threads blocked at its end: %.3f s (offcpu-blocked)",
 			(unsigned long long)f->blocked_threads, f->blocked_ns / 1e9);
-	fprintf(stderr, " ]\n");
+	fprintf(stderr, "%s%s ]\n", why ? ", " : "", why ? why : "");
 }
 
 /* Features, its name, close: a finished file of a rotated recording (W is freed). */
-static int close_rotated(struct session *s, struct pd_writer *w, const struct collector_file *f)
+static int close_rotated(struct session *s, struct pd_writer *w, const struct collector_file *f,
+			 const char *why)
 {
 	struct rotation *r = &s->rot;
 	char name[sizeof(r->last)];
@@ -539,7 +591,7 @@ static int close_rotated(struct session *s, struct pd_writer *w, const struct co
 		snprintf(r->first, sizeof(r->first), "%s", name);
 	snprintf(r->last, sizeof(r->last), "%s", name);
 	if (s->o->verbose)
-		print_file(name, f);
+		print_file(name, f, why);
 	return keep_file(s, name);
 }
 
@@ -556,7 +608,7 @@ static int rotate(struct session *s)
 	}
 	done = collector_switch(s->c, next, &f);
 	s->w = next;
-	return close_rotated(s, done, &f);
+	return close_rotated(s, done, &f, NULL);
 }
 
 /* Whether the current file should end now (--switch-output's mode). */
@@ -604,6 +656,50 @@ static bool files_go_on(struct session *s, struct status *line)
 	return true;
 }
 
+/* A flight recorder's file, now; -1 stops the recording. */
+static int flight_dump(struct session *s, struct collector_file *f)
+{
+	struct collector_trigger t;
+	struct pd_writer *w = pd_open(s->o->output);
+	char why[128];
+
+	if (!w) {
+		fprintf(stderr, "offcpu: cannot create %s: %s\n", s->o->output, strerror(errno));
+		return -1;
+	}
+	if (collector_flight_dump(s->c, w, f, &t)) {
+		pd_abort(w);
+		return -1;
+	}
+	if (t.time) {
+		snprintf(why, sizeof(why), "trigger: %s (tid %u) blocked %.3f s, up to %.6f",
+			 t.comm[0] ? t.comm : "?", t.tid, t.block_ns / 1e9, t.time / 1e9);
+		s->rot.triggered++;
+	} else {
+		snprintf(why, sizeof(why), "SIGUSR2");
+		s->rot.signalled++;
+	}
+	return close_rotated(s, w, f, why);
+}
+
+/* --flight-recorder, between two polls: a file at SIGUSR2 or when one is due. */
+static bool flight_go_on(struct session *s, struct status *line)
+{
+	bool signalled = switch_signal;
+	struct collector_file f;
+
+	if (!signalled && !collector_flight_due(s->c, now_ns(CLOCK_MONOTONIC)))
+		return true;
+	status_end(line);
+	if (flight_dump(s, &f)) {
+		s->err = -1;
+		return false;
+	}
+	if (signalled)
+		switch_signal = 0;
+	return true;
+}
+
 static void session_loop(struct session *s)
 {
 	uint64_t start = now_ns(CLOCK_MONOTONIC);
@@ -622,6 +718,8 @@ static void session_loop(struct session *s)
 		if (collector_poll(s->c, 100))
 			break;
 		if ((s->o->switch_mode || s->o->max_size) && !files_go_on(s, &line))
+			break;
+		if (s->o->flight_ns && !flight_go_on(s, &line))
 			break;
 		if (s->o->cmdv && child_done(&s->ch))
 			break;
@@ -685,8 +783,19 @@ static int record(const struct offcpu_opts *o)
 	/* Detach first: nothing may arrive after the final drain. */
 	loader_detach(&s.ld);
 	err = collector_finish(s.c, &st);
-	if (o->switch_mode) {
-		if (close_rotated(&s, s.w, &st.last))
+	if (o->flight_ns) {
+		/* A file waited for is written with what the end left. */
+		struct collector_file f;
+
+		s.rot.ended_unwritten = collector_flight_waiting(s.c) ? 0 : st.flight_left;
+		if (!err && collector_flight_waiting(s.c)) {
+			if (flight_dump(&s, &f))
+				err = -1;
+			st.samples += f.samples;
+			st.bytes += f.bytes;
+		}
+	} else if (o->switch_mode) {
+		if (close_rotated(&s, s.w, &st.last, NULL))
 			err = -1;
 	} else {
 		set_features(s.w, o);
