@@ -140,7 +140,7 @@ void cli_usage(FILE *out)
 "                            a file (--off-cpu-thresh is lowered to MS if above)\n"
 "      --trigger-after SECS  what follows a trigger in its file (default 1)\n"
 "      --trigger-comm COMM   only blocks of a thread or process named COMM trigger\n"
-"      --trigger-pid PID,... only blocks of these processes trigger\n"
+"      --trigger-pid PID,...  only blocks of these processes trigger\n"
 "  -v, --verbose             print what was chosen and why, and map memory\n"
 "  -h, --help                this text\n"
 "      --version             version and library versions\n",
