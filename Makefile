@@ -220,7 +220,7 @@ build/asan/offcpu: $(HOST_DEPS)
 # --- tests ---
 # Unit tests: build/unit/test_X from tests/unit/test_X.c and the sources in
 # UNIT_test_X (their libraries in UNIT_LIBS_test_X), host gcc, ASan+UBSan.
-UNIT_TESTS := test_units test_perf_data test_symbolize test_proc test_tracefs test_cfi test_unwind test_archive
+UNIT_TESTS := test_units test_perf_data test_symbolize test_proc test_tracefs test_cfi test_unwind test_archive test_flight
 UNIT_test_units := src/record/btf_archive.c src/record/cli.c
 UNIT_LIBS_test_units := -lz
 # perf.data writer/reader alone (no libbpf).
@@ -238,6 +238,8 @@ UNIT_test_proc := src/lib/procfs.c src/record/synthesis.c
 UNIT_LIBS_test_proc := -pthread
 # tracefs format parser alone: real formats of two kernels, every prefix, bad files.
 UNIT_test_tracefs := src/record/tracefs.c
+# The flight recorder's window against a plain FIFO.
+UNIT_test_flight := src/record/flight.c
 # CFI tables (libdw from the toolchain): the real libc.so.6 of each board; its
 # `unwind PID` mode is the user-space reference of the unwinder (t_cfi).
 UNIT_test_cfi := src/unwind/cfi.c $(UNIT_test_symbolize)

@@ -278,6 +278,23 @@ struct session {
 	uint64_t end;		/* -d: when the recording ends (CLOCK_MONOTONIC ns) */
 };
 
+/* -v: what the flight recorder keeps, in how much memory, and what writes a file. */
+static void print_flight(const struct offcpu_opts *o)
+{
+	fprintf(stderr, "flight recorder: the last %.3f s, at most %.1f MiB of records in memory "
+		"(allocated once; the time-order queue counts too); a file at SIGUSR2",
+		o->flight_ns / 1e9, o->flight_bytes / 1048576.0);
+	if (o->trigger_ns)
+		fprintf(stderr, " or %.3f s after a block of %llu ms or more ends%s%s",
+			o->trigger_after_ns / 1e9, (unsigned long long)(o->trigger_ns / 1000000),
+			o->trigger_comm ? " in " : "", o->trigger_comm ? o->trigger_comm : "");
+	fprintf(stderr, "\n");
+	if (o->thresh_lowered)
+		fprintf(stderr, "flight recorder: --off-cpu-thresh lowered to %llu ms, so that each "
+			"block that triggers is sent on its own\n",
+			(unsigned long long)(o->thresh_ns / 1000000));
+}
+
 /* Between the start scan's reads: its stack copies leave the ring. */
 static void scan_poll(void *ctx)
 {
@@ -314,11 +331,14 @@ static int session_setup(struct session *s)
 		return -1;
 	if (o->verbose)
 		probe_print(&s->probe, stderr);
-	s->w = pd_open(o->output);
-	if (!s->w) {
+	/* The flight recorder writes a file only when a trigger asks for one. */
+	s->w = o->flight_ns ? NULL : pd_open(o->output);
+	if (!s->w && !o->flight_ns) {
 		fprintf(stderr, "offcpu: cannot create %s: %s\n", o->output, strerror(errno));
 		return -1;
 	}
+	if (o->verbose && o->flight_ns)
+		print_flight(o);
 	if (o->cmdv) {
 		if (child_fork(&s->ch, o->cmdv))
 			return -1;
@@ -382,8 +402,8 @@ static int keep_file(struct session *s, const char *name)
 	return 0;
 }
 
-/* -v: one line per file written, as it is closed. */
-static void print_file(const char *name, const struct collector_file *f)
+/* -v: one line per file written, as it is closed (WHY: a flight recorder's reason). */
+static void print_file(const char *name, const struct collector_file *f, const char *why)
 {
 	fprintf(stderr, "[ offcpu: wrote %s: %.3f MB, %llu samples, %llu lost, %.3f s",
 		name, f->bytes / 1048576.0, (unsigned long long)f->samples,
@@ -391,11 +411,12 @@ static void print_file(const char *name, const struct collector_file *f)
 	if (f->blocked_threads)
 		fprintf(stderr, ", %llu threads blocked at its end: %.3f s (offcpu-blocked)",
 			(unsigned long long)f->blocked_threads, f->blocked_ns / 1e9);
-	fprintf(stderr, " ]\n");
+	fprintf(stderr, "%s%s ]\n", why ? ", " : "", why ? why : "");
 }
 
 /* Features, its name, close: a finished file of a rotated recording (W is freed). */
-static int close_rotated(struct session *s, struct pd_writer *w, const struct collector_file *f)
+static int close_rotated(struct session *s, struct pd_writer *w, const struct collector_file *f,
+			 const char *why)
 {
 	struct rotation *r = &s->rot;
 	char name[sizeof(r->last)];
@@ -413,7 +434,7 @@ static int close_rotated(struct session *s, struct pd_writer *w, const struct co
 		snprintf(r->first, sizeof(r->first), "%s", name);
 	snprintf(r->last, sizeof(r->last), "%s", name);
 	if (s->o->verbose)
-		print_file(name, f);
+		print_file(name, f, why);
 	return keep_file(s, name);
 }
 
@@ -430,7 +451,7 @@ static int rotate(struct session *s)
 	}
 	done = collector_switch(s->c, next, &f);
 	s->w = next;
-	return close_rotated(s, done, &f);
+	return close_rotated(s, done, &f, NULL);
 }
 
 /* Whether the current file should end now (--switch-output's mode). */
@@ -478,6 +499,50 @@ static bool files_go_on(struct session *s, struct status *line)
 	return true;
 }
 
+/* A flight recorder's file, now; -1 stops the recording. */
+static int flight_dump(struct session *s, struct collector_file *f)
+{
+	struct collector_trigger t;
+	struct pd_writer *w = pd_open(s->o->output);
+	char why[128];
+
+	if (!w) {
+		fprintf(stderr, "offcpu: cannot create %s: %s\n", s->o->output, strerror(errno));
+		return -1;
+	}
+	if (collector_flight_dump(s->c, w, f, &t)) {
+		pd_abort(w);
+		return -1;
+	}
+	if (t.time) {
+		snprintf(why, sizeof(why), "trigger: %s (tid %u) blocked %.3f s, up to %.6f",
+			 t.comm[0] ? t.comm : "?", t.tid, t.block_ns / 1e9, t.time / 1e9);
+		s->rot.triggered++;
+	} else {
+		snprintf(why, sizeof(why), "SIGUSR2");
+		s->rot.signalled++;
+	}
+	return close_rotated(s, w, f, why);
+}
+
+/* --flight-recorder, between two polls: a file at SIGUSR2 or when one is due. */
+static bool flight_go_on(struct session *s, struct status *line)
+{
+	bool signalled = switch_signal;
+	struct collector_file f;
+
+	if (!signalled && !collector_flight_due(s->c, now_ns(CLOCK_MONOTONIC)))
+		return true;
+	status_end(line);
+	if (flight_dump(s, &f)) {
+		s->err = -1;
+		return false;
+	}
+	if (signalled)
+		switch_signal = 0;
+	return true;
+}
+
 static void session_loop(struct session *s)
 {
 	uint64_t start = now_ns(CLOCK_MONOTONIC);
@@ -496,6 +561,8 @@ static void session_loop(struct session *s)
 		if (collector_poll(s->c, 100))
 			break;
 		if ((s->o->switch_mode || s->o->max_size) && !files_go_on(s, &line))
+			break;
+		if (s->o->flight_ns && !flight_go_on(s, &line))
 			break;
 		if (s->o->cmdv && child_done(&s->ch))
 			break;
@@ -559,8 +626,19 @@ static int record(const struct offcpu_opts *o)
 	/* Detach first: nothing may arrive after the final drain. */
 	loader_detach(&s.ld);
 	err = collector_finish(s.c, &st);
-	if (o->switch_mode) {
-		if (close_rotated(&s, s.w, &st.last))
+	if (o->flight_ns) {
+		/* A file waited for is written with what the end left. */
+		struct collector_file f;
+
+		s.rot.ended_unwritten = collector_flight_waiting(s.c) ? 0 : st.flight_left;
+		if (!err && collector_flight_waiting(s.c)) {
+			if (flight_dump(&s, &f))
+				err = -1;
+			st.samples += f.samples;
+			st.bytes += f.bytes;
+		}
+	} else if (o->switch_mode) {
+		if (close_rotated(&s, s.w, &st.last, NULL))
 			err = -1;
 	} else {
 		set_features(s.w, o);

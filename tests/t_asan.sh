@@ -9,7 +9,7 @@ if [ ! -x "$ASAN" ]; then
 	fail asan "$ASAN not built (make asan)"
 	exit 0
 fi
-for t in t_cli t_record t_report t_pprof t_container t_wakers t_rotate; do
+for t in t_cli t_record t_report t_pprof t_container t_wakers t_rotate t_flight; do
 	: >"$WORK/results"
 	OFFCPU=$ASAN RESULTS=$WORK/results ASAN_OPTIONS=detect_leaks=1 \
 		bash "$ROOT/tests/$t.sh" >"$WORK/$t.log" 2>&1

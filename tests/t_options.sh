@@ -9,9 +9,9 @@ TABLE=$ROOT/tests/options.tsv
 [ -x "$OFFCPU" ] || { fail options "$OFFCPU not built"; exit 0; }
 
 # options HELPFILE: the options its option lines name (first column, up to
-# the value or the description), one a line.
+# the value or the description, an optional value "[=...]" cut), one a line.
 options() {
-	sed -nE 's/^ +(-.*)$/\1/p' "$1" | sed -E 's/  .*//' | tr ',' ' ' |
+	sed -nE 's/^ +(-.*)$/\1/p' "$1" | sed -E 's/  .*//; s/\[=[^]]*\]//' | tr ',' ' ' |
 		awk '{ for (i = 1; i <= NF && $i ~ /^--?[A-Za-z]/; i++) print $i }' | sort -u
 }
 

@@ -30,6 +30,11 @@ enum {
 	OPT_SWITCH_OUTPUT,
 	OPT_SWITCH_MAX_FILES,
 	OPT_MAX_SIZE,
+	OPT_FLIGHT,
+	OPT_TRIGGER_BLOCK,
+	OPT_TRIGGER_AFTER,
+	OPT_TRIGGER_COMM,
+	OPT_TRIGGER_PID,
 	OPT_VERSION,
 	OPT_SELFTEST,
 };
@@ -61,6 +66,11 @@ static const struct option long_opts[] = {
 	{ "switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT },
 	{ "switch-max-files", required_argument, NULL, OPT_SWITCH_MAX_FILES },
 	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+	{ "flight-recorder", required_argument, NULL, OPT_FLIGHT },
+	{ "trigger-block", required_argument, NULL, OPT_TRIGGER_BLOCK },
+	{ "trigger-after", required_argument, NULL, OPT_TRIGGER_AFTER },
+	{ "trigger-comm", required_argument, NULL, OPT_TRIGGER_COMM },
+	{ "trigger-pid", required_argument, NULL, OPT_TRIGGER_PID },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -118,9 +128,19 @@ void cli_usage(FILE *out)
 "                            alone: a thread blocked across a switch has its time up to\n"
 "                            the switch as an offcpu-blocked sample in the file that\n"
 "                            ends, the rest as offcpu-time in the file where it wakes\n"
-"      --switch-max-files N  keep only the N newest rotated files, removing the oldest\n"
+"      --switch-max-files N  keep only the N newest rotated (or flight recorder) files,\n"
+"                            removing the oldest\n"
 "      --max-size SIZE       stop cleanly, the file complete, once its data reaches SIZE\n"
 "                            (B, K, M, G; with --switch-output: any one file's)\n"
+"      --flight-recorder SECS[,SIZE]  keep only the last SECS seconds of records in memory,\n"
+"                            at most SIZE bytes of them (default 32M; the oldest go first),\n"
+"                            and write them to FILE.YYYYmmddHHMMSSCC, standing alone, at\n"
+"                            SIGUSR2 or a trigger (--trigger-block); then go on recording\n"
+"      --trigger-block MS    flight recorder: a block of at least MS ms that ends writes\n"
+"                            a file (--off-cpu-thresh is lowered to MS if above)\n"
+"      --trigger-after SECS  what follows a trigger in its file (default 1)\n"
+"      --trigger-comm COMM   only blocks of a thread or process named COMM trigger\n"
+"      --trigger-pid PID,...  only blocks of these processes trigger\n"
 "  -v, --verbose             print what was chosen and why, and map memory\n"
 "  -h, --help                this text\n"
 "      --version             version and library versions\n",
@@ -238,6 +258,49 @@ static int parse_size(const char *opt, const char *s, uint64_t *out)
 	if (parse_units(s, size_units, true, out))
 		return bad(opt, s, "expected a size in bytes, or with a unit B, K, M, G (100M)");
 	return *out ? 0 : bad(opt, s, "must be greater than 0");
+}
+
+/* --flight-recorder SECS[,SIZE]: the window, and the memory cap of its records. */
+static int parse_flight(struct offcpu_opts *o, const char *s)
+{
+	char secs[64];
+	const char *comma = strchr(s, ',');
+	size_t len = comma ? (size_t)(comma - s) : strlen(s);
+	double v;
+
+	if (len >= sizeof(secs))
+		return bad("--flight-recorder", s, "expected SECS or SECS,SIZE (10 or 10,64M)");
+	memcpy(secs, s, len);
+	secs[len] = '\0';
+	if (parse_seconds("--flight-recorder", secs, &v))
+		return -1;
+	o->flight_ns = v * 1e9 > 1 ? (uint64_t)(v * 1e9) : 1;
+	if (!comma)
+		return 0;
+	if (parse_units(comma + 1, size_units, true, &o->flight_bytes))
+		return bad("--flight-recorder", s, "expected SECS,SIZE with a size in B, K, M, G (10,64M)");
+	/* Below 64 KiB one large stack sample would not fit beside the others. */
+	if (o->flight_bytes < FLIGHT_BYTES_MIN || o->flight_bytes > FLIGHT_BYTES_MAX)
+		return bad("--flight-recorder", s, "the size must be between 64K and 16G");
+	return 0;
+}
+
+/* --trigger-after: 0 (the file ends at the trigger) or more seconds. */
+static int parse_after(struct offcpu_opts *o, const char *s)
+{
+	double v;
+
+	char *end;
+
+	o->trigger_after_set = true;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < 0)
+		return bad("--trigger-after", s, "expected a number of seconds, 0 or more");
+	if (v > 3600)
+		return bad("--trigger-after", s, "too large (at most 3600)");
+	o->trigger_after_ns = v * 1e9;
+	return 0;
 }
 
 static int list_add(struct id_list *l, uint32_t v)
@@ -378,6 +441,8 @@ static void defaults(struct offcpu_opts *o, int argc, char **argv)
 	o->copy_bytes = 8192;
 	o->dwarf_buffer = 4u << 20;
 	o->unwind_tables = 32u << 20;
+	o->flight_bytes = 32u << 20;
+	o->trigger_after_ns = 1000000000ull;
 	o->argc = argc;
 	o->argv = argv;
 }
@@ -490,6 +555,25 @@ static int parse_one(struct offcpu_opts *o, int c, const char *arg)
 		return 0;
 	case OPT_MAX_SIZE:
 		return parse_size("--max-size", arg, &o->max_size);
+	case OPT_FLIGHT:
+		return parse_flight(o, arg);
+	case OPT_TRIGGER_BLOCK:
+		if (parse_u64("--trigger-block", arg, UINT64_MAX / 1000000, &v))
+			return -1;
+		if (!v)
+			return bad("--trigger-block", arg, "must be at least 1 (ms)");
+		o->trigger_ns = v * 1000000;
+		return 0;
+	case OPT_TRIGGER_AFTER:
+		return parse_after(o, arg);
+	case OPT_TRIGGER_COMM:
+		/* The kernel keeps 15 characters of a name: a longer one never matches. */
+		if (!*arg || strlen(arg) > 15)
+			return bad("--trigger-comm", arg, "expected a name of 1 to 15 characters");
+		o->trigger_comm = arg;
+		return 0;
+	case OPT_TRIGGER_PID:
+		return parse_list("--trigger-pid", arg, false, 1, &o->trigger_pids);
 	case 'v':
 		o->verbose++;
 		return 0;
@@ -504,6 +588,49 @@ static int parse_one(struct offcpu_opts *o, int c, const char *arg)
 		return 0;
 	}
 	return -1;
+}
+
+/* The first given of the options only a trigger uses, or NULL. */
+static const char *trigger_option(const struct offcpu_opts *o)
+{
+	if (o->trigger_after_set)
+		return "--trigger-after";
+	if (o->trigger_comm)
+		return "--trigger-comm";
+	return o->trigger_pids.n ? "--trigger-pid" : NULL;
+}
+
+static int check_flight(struct offcpu_opts *o)
+{
+	const char *opt = trigger_option(o);
+
+	if (o->flight_ns && (o->switch_mode || o->max_size)) {
+		fprintf(stderr, "offcpu: --flight-recorder excludes --switch-output and --max-size\n");
+		return -1;
+	}
+	if (o->trigger_ns && !o->flight_ns) {
+		fprintf(stderr, "offcpu: --trigger-block needs --flight-recorder\n");
+		return -1;
+	}
+	if (opt && !o->trigger_ns) {
+		fprintf(stderr, "offcpu: %s needs --trigger-block\n", opt);
+		return -1;
+	}
+	if (o->trigger_ns > o->max_block_ns) {
+		fprintf(stderr, "offcpu: --trigger-block is longer than --max-block: nothing could trigger\n");
+		return -1;
+	}
+	/*
+	 * Only a block sent on its own has its length: shorter ones are summed
+	 * per stack in the kernel.  Lowering the threshold only sends more
+	 * blocks on their own, each with its time: a finer file, never a lost
+	 * trigger.
+	 */
+	if (o->trigger_ns && o->trigger_ns < o->thresh_ns) {
+		o->thresh_ns = o->trigger_ns;
+		o->thresh_lowered = true;
+	}
+	return 0;
 }
 
 static int check(struct offcpu_opts *o)
@@ -524,10 +651,12 @@ static int check(struct offcpu_opts *o)
 		fprintf(stderr, "offcpu: --min-block is larger than --max-block\n");
 		return -1;
 	}
-	if (o->switch_max_files && !o->switch_mode) {
-		fprintf(stderr, "offcpu: --switch-max-files needs --switch-output\n");
+	if (o->switch_max_files && !o->switch_mode && !o->flight_ns) {
+		fprintf(stderr, "offcpu: --switch-max-files needs --switch-output or --flight-recorder\n");
 		return -1;
 	}
+	if (check_flight(o))
+		return -1;
 	if (!modes)
 		o->system_wide = true;
 	return 0;
@@ -599,4 +728,5 @@ void cli_free(struct offcpu_opts *o)
 	free(o->pids.v);
 	free(o->tids.v);
 	free(o->cpus.v);
+	free(o->trigger_pids.v);
 }

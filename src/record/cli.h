@@ -38,6 +38,10 @@ enum switch_mode {
 	SWITCH_TIME,		/* every switch_secs seconds */
 };
 
+/* --flight-recorder's memory cap, bounds included. */
+#define FLIGHT_BYTES_MIN	(64ull << 10)
+#define FLIGHT_BYTES_MAX	(16ull << 30)
+
 struct id_list {
 	uint32_t *v;
 	size_t n;
@@ -69,6 +73,15 @@ struct offcpu_opts {
 	uint64_t switch_secs;	/* SWITCH_TIME */
 	uint32_t switch_max_files;	/* 0: keep them all */
 	uint64_t max_size;	/* --max-size: stop once a file's data reaches it, 0: no limit */
+	/* --flight-recorder: keep the last flight_ns in flight_bytes, dump on a trigger */
+	uint64_t flight_ns;	/* 0: off */
+	uint64_t flight_bytes;	/* the cap of the records held in memory */
+	uint64_t trigger_ns;	/* --trigger-block: a block this long dumps, 0: none */
+	uint64_t trigger_after_ns;	/* what follows a trigger in its file */
+	const char *trigger_comm;	/* only blocks of threads or processes so named */
+	struct id_list trigger_pids;	/* only blocks of these processes */
+	bool trigger_after_set;		/* given: it needs --trigger-block */
+	bool thresh_lowered;	/* --off-cpu-thresh lowered to --trigger-block */
 	int verbose;
 	const char *btf_path;
 	const char *variant;	/* forced variant, e.g. "raw_tp,hash" */

@@ -16,6 +16,7 @@
 
 #include "lib/build_id.h"
 #include "record/collector.h"
+#include "record/flight.h"
 #include "lib/buildid_cache.h"
 #include "lib/hashset.h"
 #include "record/live_tasks.h"
@@ -55,6 +56,14 @@ struct collector {
 	uint64_t file_start;		/* when it started (0: the recording's start) */
 	uint64_t lost_before;		/* samples lost before it */
 	bool switching;			/* the blocked scan splits blocks, not ends them */
+	/*
+	 * --flight-recorder: the records of the last seconds (in time order,
+	 * after the queue) instead of a file; live describes the window's start.
+	 */
+	struct flight fl;		/* fl.buf NULL: off */
+	uint64_t fl_after;		/* the last file's end: nothing older is written again */
+	struct collector_trigger trig;	/* the file waited for (trig.time 0: none) */
+	bool finished;			/* collector_finish ran: a file takes what it left */
 	int err;
 };
 
@@ -100,10 +109,16 @@ static int queue(void *ctx, const struct perf_event_header *rec, uint64_t time)
 	return ordered_queue(&c->q, rec, time);
 }
 
-static void deliver(void *ctx, const struct perf_event_header *rec)
+static void window_push(struct collector *c, const struct perf_event_header *rec, uint64_t time);
+
+static void deliver(void *ctx, const struct perf_event_header *rec, uint64_t time)
 {
 	struct collector *c = ctx;
 
+	if (c->fl.buf) {
+		window_push(c, rec, time);
+		return;
+	}
 	if (!c->err && pd_write(c->w, rec))
 		c->err = -1;
 	if (c->live && live_tasks_note(c->live, rec))
@@ -119,6 +134,8 @@ static void end_round(void *ctx)
 {
 	struct collector *c = ctx;
 
+	if (c->fl.buf)
+		return;	/* a file's one round is written with it */
 	if (!c->err && pd_finish_round(c->w))
 		c->err = -1;
 }
@@ -184,7 +201,7 @@ static int credit_block(struct collector *c, const struct offcpu_blocked *b)
  * just done holds their samples if they were ever to come, so none is
  * left to take one off (a block --max-block left out in BPF).
  */
-static void credits_purge(struct collector *c)
+static void credits_purge(struct collector *c, uint64_t since)
 {
 	struct u32_map *m = &c->credits;
 	uint32_t *stale = m->n ? calloc(m->n, sizeof(*stale)) : NULL;
@@ -194,7 +211,7 @@ static void credits_purge(struct collector *c)
 	for (size_t i = 0; stale && i < m->cap; i++) {
 		const struct credit *cr = m->vals[i];
 
-		if (cr && cr->upto < c->file_start)
+		if (cr && cr->upto < since)
 			stale[n++] = m->keys[i];
 	}
 	for (size_t i = 0; i < n; i++)
@@ -211,14 +228,19 @@ static int add_blocked(void *ctx, const struct offcpu_blocked *b, uint32_t cpu)
 	struct collector *c = ctx;
 	const struct credit *cr = credit_of(c, b->tid, b->ts);
 	uint64_t from = cr ? cr->upto : b->ts;
-	uint64_t period = c->end > from ? c->end - from : 0;
-	const struct offcpu_sample s = {
+	uint64_t period;
+	struct offcpu_sample s;
+
+	/* A flight recorder's file starts at its window: the block's time inside it. */
+	if (c->fl.buf && from < c->file_start)
+		from = c->file_start;
+	period = c->end > from ? c->end - from : 0;
+	s = (struct offcpu_sample){
 		.id = OFFCPU_BLOCKED_ID, .pid = b->pid, .tid = b->tid, .cpu = cpu,
 		.time = c->end, .period = period,
 		.kernel = stacks_get(c->stacks, b->kstack, true),
 		.user = stacks_get(c->stacks, b->ustack, false),
 	};
-
 	int err;
 
 	if (!period || period < c->o->min_block_ns || period > c->o->max_block_ns)
@@ -262,6 +284,127 @@ static uint64_t sum_uncredited(struct collector *c, const struct offcpu_key *k, 
 	return total > done ? total - done : 0;
 }
 
+/* ---- --flight-recorder: the window ---- */
+
+/* A record leaves the window unwritten: the live processes follow it. */
+static void evict_aged(void *ctx, const struct perf_event_header *rec)
+{
+	struct collector *c = ctx;
+
+	if (rec->type != PERF_RECORD_SAMPLE && live_tasks_note(c->live, rec))
+		c->err = -1;
+}
+
+/* Pushed out by the memory cap before its time is up: counted. */
+static void evict_capped(void *ctx, const struct perf_event_header *rec)
+{
+	struct collector *c = ctx;
+
+	if (rec->type == PERF_RECORD_SAMPLE)
+		c->st.flight_capped++;
+	evict_aged(ctx, rec);
+}
+
+/*
+ * The records in memory stay within the cap: the window's buffer is the
+ * cap, and the queue's records (held ~2 s for time order) count against
+ * it too, so the window gives way to them.
+ */
+static void window_push(struct collector *c, const struct perf_event_header *rec, uint64_t time)
+{
+	if (rec->type == PERF_RECORD_SAMPLE)
+		c->st.flight_seen++;
+	if (flight_push(&c->fl, rec, time, evict_capped, c)) {
+		/* Larger than the cap: never the case of a sample under 64 KiB. */
+		if (rec->type == PERF_RECORD_SAMPLE)
+			c->st.flight_capped++;
+		evict_aged(c, rec);
+		return;
+	}
+	while (c->fl.nr > 1 && c->fl.bytes + c->q.bytes > c->o->flight_bytes)
+		flight_pop(&c->fl, evict_capped, c);
+}
+
+/* Where the window starts when it ends at a trigger or dump at REF. */
+static uint64_t window_start(const struct collector *c, uint64_t ref)
+{
+	uint64_t start = ref > c->o->flight_ns ? ref - c->o->flight_ns : 0;
+
+	return start > c->fl_after ? start : c->fl_after;
+}
+
+/* Only the last seconds stay (before the trigger, while one waits for its file). */
+static void window_trim(struct collector *c, uint64_t ref)
+{
+	uint64_t start = window_start(c, ref), t;
+
+	while (flight_oldest(&c->fl, &t) && t < start)
+		flight_pop(&c->fl, evict_aged, c);
+}
+
+/* Whether the name in /proc/PID[/task/TID]/comm is COMM. */
+static bool comm_is(uint32_t pid, uint32_t tid, const char *comm)
+{
+	char path[64], name[32] = "";
+	FILE *f;
+
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (!fgets(name, sizeof(name), f))
+		name[0] = '\0';
+	fclose(f);
+	name[strcspn(name, "\n")] = '\0';
+	return !strcmp(name, comm);
+}
+
+/*
+ * --trigger-pid, --trigger-comm: the thread's name or its process's (the
+ * block just ended, so the thread is there to be asked; a name changed
+ * meanwhile is the new one).
+ */
+static bool trigger_wanted(const struct collector *c, uint32_t pid, uint32_t tid)
+{
+	const struct id_list *pids = &c->o->trigger_pids;
+	bool in = !pids->n;
+
+	for (size_t i = 0; i < pids->n && !in; i++)
+		in = pids->v[i] == pid;
+	if (!in || !c->o->trigger_comm)
+		return in;
+	return comm_is(pid, tid, c->o->trigger_comm) || comm_is(pid, 0, c->o->trigger_comm);
+}
+
+/* A block of at least --trigger-block ended: its file is due a little later. */
+static void flight_trigger(struct collector *c, const struct offcpu_event *e)
+{
+	struct collector_trigger *t = &c->trig;
+	char path[64];
+	FILE *f;
+
+	if (!trigger_wanted(c, e->pid, e->tid))
+		return;
+	c->st.flight_triggers++;
+	if (t->time) {
+		c->st.flight_merged++;	/* in the file already waited for */
+		return;
+	}
+	*t = (struct collector_trigger){
+		.time = e->time, .due = e->time + c->o->trigger_after_ns,
+		.block_ns = e->delta, .pid = e->pid, .tid = e->tid,
+	};
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", e->pid, e->tid);
+	if ((f = fopen(path, "re"))) {
+		if (fgets(t->comm, sizeof(t->comm), f))
+			t->comm[strcspn(t->comm, "\n")] = '\0';
+		fclose(f);
+	}
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
@@ -277,6 +420,8 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(*e))
 		return 0;
 	c->st.direct++;
+	if (c->o->trigger_ns && e->delta >= c->o->trigger_ns)
+		flight_trigger(c, e);
 	return add_sample(c, e->pid, e->tid, e->cpu, e->time, uncredited(c, e), e->kstack,
 			  e->ustack, size >= sizeof(*we) ? &we->w : NULL);
 }
@@ -390,7 +535,9 @@ struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 	c->files = open_mapped_files(o);
 	if (!c->stacks || !c->scratch || !c->files)
 		goto nomem;
-	if (o->switch_mode && !(c->live = live_tasks_new()))
+	if ((o->switch_mode || o->flight_ns) && !(c->live = live_tasks_new()))
+		goto nomem;
+	if (o->flight_ns && flight_init(&c->fl, o->flight_bytes))
 		goto nomem;
 	if (o->wakers && !(c->wakers = wakers_new(c->stacks, ld->max_stack)))
 		goto nomem;
@@ -417,6 +564,7 @@ fail:
 void collector_sample(struct collector *c)
 {
 	c->file_start = now_ns();	/* the first file's window starts with the recording */
+	c->fl_after = c->file_start;
 	task_events_sample(c->te);
 }
 
@@ -439,6 +587,8 @@ int collector_poll(struct collector *c, int timeout_ms)
 			c->err = -1;
 		c->last_drain = now;
 		flush(c, now > LAG_NS ? now - LAG_NS : 0);
+		if (c->fl.buf)
+			window_trim(c, c->trig.time ? c->trig.time : now - LAG_NS);
 	}
 	return c->err;
 }
@@ -476,7 +626,7 @@ void collector_progress(struct collector *c, struct collector_progress *p)
 {
 	p->samples = c->st.samples;
 	p->lost = counter_now(c, DROP_SUMS);
-	p->bytes = pd_data_size(c->w);
+	p->bytes = c->fl.buf ? c->fl.bytes : pd_data_size(c->w);
 	p->queued = c->q.bytes;
 }
 
@@ -554,16 +704,18 @@ static int queue_live(void *ctx, const struct perf_event_header *rec, uint64_t t
 	return ordered_queue(&c->q, rec, time);
 }
 
-struct pd_writer *collector_switch(struct collector *c, struct pd_writer *next,
-				   struct collector_file *done)
+/*
+ * A file ends at c->end: every record up to it is delivered, the threads
+ * blocked then with their time inside it, split as at a switch (the rest
+ * of each block goes where it ends).  SINCE: the previous file's end.
+ */
+static void end_file(struct collector *c, uint64_t since)
 {
-	struct pd_writer *old = c->w;
 	uint64_t ran, lost;
 
-	c->end = now_ns();
 	c->switching = true;
 	take_all(c);
-	credits_purge(c);
+	credits_purge(c, since);
 	if (blocked_scan_end(c->ld, c->end, add_blocked, c, &ran))
 		c->err = -1;
 	lost = lost_now(c);
@@ -571,6 +723,16 @@ struct pd_writer *collector_switch(struct collector *c, struct pd_writer *next,
 	c->file.lost = lost - c->lost_before;
 	c->lost_before = lost;
 	flush(c, c->end);
+	c->switching = false;
+}
+
+struct pd_writer *collector_switch(struct collector *c, struct pd_writer *next,
+				   struct collector_file *done)
+{
+	struct pd_writer *old = c->w;
+
+	c->end = now_ns();
+	end_file(c, c->file_start);
 	describe_file(c);
 	*done = c->file;
 	done->start = c->file_start;
@@ -579,10 +741,75 @@ struct pd_writer *collector_switch(struct collector *c, struct pd_writer *next,
 	c->file = (struct collector_file){ 0 };
 	c->file_start = c->end;
 	c->end = 0;
-	c->switching = false;
 	if (live_tasks_emit(c->live, task_events_id(c->te), queue_live, c))
 		c->err = -1;
 	return old;
+}
+
+bool collector_flight_due(const struct collector *c, uint64_t now)
+{
+	return c->trig.time && now >= c->trig.due;
+}
+
+bool collector_flight_waiting(const struct collector *c)
+{
+	return c->trig.time;
+}
+
+/* live_tasks_emit's records go straight into the file, before the window's. */
+static int write_now(void *ctx, const struct perf_event_header *rec, uint64_t time)
+{
+	struct collector *c = ctx;
+
+	(void)time;
+	return pd_write(c->w, rec);
+}
+
+static int write_windowed(void *ctx, const struct perf_event_header *rec)
+{
+	struct collector *c = ctx;
+
+	if (rec->type == PERF_RECORD_SAMPLE) {
+		c->st.samples++;
+		c->file.samples++;
+	}
+	c->st.records++;
+	return pd_write(c->w, rec);
+}
+
+int collector_flight_dump(struct collector *c, struct pd_writer *w, struct collector_file *done,
+			  struct collector_trigger *why)
+{
+	uint64_t ref;
+
+	/* After collector_finish everything is in the window already. */
+	if (!c->finished) {
+		c->end = now_ns();
+		c->file_start = window_start(c, c->trig.time ? c->trig.time : c->end);
+		end_file(c, c->fl_after);
+	}
+	ref = c->trig.time ? c->trig.time : c->end;
+	window_trim(c, ref);
+	c->w = w;
+	/* The processes alive at the window's start, then the window. */
+	if (live_tasks_emit(c->live, task_events_id(c->te), write_now, c) ||
+	    flight_each(&c->fl, write_windowed, c) || pd_finish_round(w))
+		c->err = -1;
+	describe_file(c);
+	*done = c->file;
+	done->start = c->file_start;
+	done->end = c->end;
+	*why = c->trig;
+	/* Each record goes into one file at most: the next window starts here. */
+	while (c->fl.nr)
+		flight_pop(&c->fl, evict_aged, c);
+	c->fl_after = c->file_start = c->end;
+	c->file = (struct collector_file){ 0 };
+	c->trig = (struct collector_trigger){ 0 };
+	c->w = NULL;
+	if (!c->finished)
+		c->end = 0;
+	return c->err;
 }
 
 void collector_end(struct collector *c)
@@ -595,6 +822,9 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 {
 	if (!c->end)
 		collector_end(c);
+	/* A file still waited for ends here: its window, and blocks inside it. */
+	if (c->fl.buf)
+		c->file_start = window_start(c, c->trig.time ? c->trig.time : c->end);
 	while (ring_buffer__consume(c->rb) > 0)
 		;
 	read_all(c);
@@ -609,12 +839,20 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 	if (c->file.lost)
 		write_lost(c, c->file.lost, now_ns());
 	flush(c, UINT64_MAX);
-	describe_file(c);
+	if (c->fl.buf)
+		c->finished = true;
+	else
+		describe_file(c);
 	mapped_files_summary(c->files, stderr, c->o->verbose);
 	c->st.lost_task_events = task_events_lost(c->te);
 	c->st.lost_oncpu = task_events_lost_samples(c->te);
-	c->st.blocked_threads = c->file.blocked_threads;
-	c->st.blocked_ns = c->file.blocked_ns;
+	/* The flight recorder's are in a file only if one is written now (-v says). */
+	if (!c->fl.buf) {
+		c->st.blocked_threads = c->file.blocked_threads;
+		c->st.blocked_ns = c->file.blocked_ns;
+	}
+	c->st.flight_peak = c->fl.peak;
+	c->st.flight_left = c->fl.bytes;
 	c->st.last = c->file;
 	c->st.last.start = c->file_start;
 	c->st.last.end = c->end;
@@ -633,6 +871,7 @@ void collector_free(struct collector *c)
 	stacks_free(c->stacks);
 	mapped_files_free(c->files);
 	live_tasks_free(c->live);
+	flight_free(&c->fl);
 	u32_map_free(&c->credits, free);
 	free(c->scratch);
 	free(c);

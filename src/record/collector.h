@@ -44,6 +44,22 @@ struct collector_stats {
 	uint64_t blocked_threads;	/* still blocked at the end: offcpu-blocked samples */
 	uint64_t blocked_ns;		/* their time inside the recording */
 	uint64_t blocked_ran;		/* open blocks of threads that ran before the end: none */
+	/* --flight-recorder */
+	uint64_t flight_seen;		/* samples that entered the window */
+	uint64_t flight_capped;		/* of those pushed out by the memory cap before their time */
+	uint64_t flight_triggers;	/* blocks of --trigger-block that passed the filters */
+	uint64_t flight_merged;		/* of those inside a file already waited for */
+	uint64_t flight_peak;		/* the most bytes the window held */
+	uint64_t flight_left;		/* its bytes at the end, not written */
+};
+
+/* --flight-recorder: the block that triggered a file (time 0: none, SIGUSR2). */
+struct collector_trigger {
+	uint64_t time;		/* the block's end, CLOCK_MONOTONIC ns */
+	uint64_t due;		/* when its file is written (--trigger-after) */
+	uint64_t block_ns;
+	uint32_t pid, tid;
+	char comm[16];		/* the thread's, read when the block ended */
 };
 
 /* Samples lost in the kernel (a full ring buffer sums its blocks instead). */
@@ -95,7 +111,26 @@ void collector_end(struct collector *c);
 struct pd_writer *collector_switch(struct collector *c, struct pd_writer *next,
 				   struct collector_file *done);
 
-/* Read everything left, drain the sums, write it all and the features. */
+/*
+ * --flight-recorder: the records of the last SECS are held in memory, not
+ * written.  A block of --trigger-block asks for a file, due --trigger-after
+ * later (another trigger meanwhile joins it).  collector_flight_dump writes
+ * the window into W: the COMM and maps of every process alive at its
+ * start, its records (up to now: the rings read, the sums drained), the
+ * threads blocked now as offcpu-blocked samples (split as at a switch);
+ * the window up to SECS before the trigger (or now: SIGUSR2), never before
+ * the last file's end, so no record is written twice.  *WHY: the trigger.
+ * After collector_finish it writes what the end left.
+ */
+bool collector_flight_due(const struct collector *c, uint64_t now);
+bool collector_flight_waiting(const struct collector *c);
+int collector_flight_dump(struct collector *c, struct pd_writer *w, struct collector_file *done,
+			  struct collector_trigger *why);
+
+/*
+ * Read everything left, drain the sums, write it all and the features
+ * (--flight-recorder: into the window).
+ */
 int collector_finish(struct collector *c, struct collector_stats *st);
 
 void collector_free(struct collector *c);

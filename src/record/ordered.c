@@ -48,7 +48,7 @@ size_t ordered_flush(struct ordered_events *oe, uint64_t cutoff,
 	if (oe->n)
 		qsort(oe->q, oe->n, sizeof(*oe->q), event_cmp);
 	for (i = 0; i < oe->n && oe->q[i].time <= cutoff; i++) {
-		sink->deliver(sink->ctx, oe->q[i].rec);
+		sink->deliver(sink->ctx, oe->q[i].rec, oe->q[i].time);
 		oe->bytes -= oe->q[i].rec->size;
 		free(oe->q[i].rec);
 	}

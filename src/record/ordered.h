@@ -27,7 +27,7 @@ struct ordered_events {
 
 /* Where a flush delivers: every record, then one end of round. */
 struct ordered_sink {
-	void (*deliver)(void *ctx, const struct perf_event_header *rec);
+	void (*deliver)(void *ctx, const struct perf_event_header *rec, uint64_t time);
 	void (*round)(void *ctx);
 	void *ctx;
 };

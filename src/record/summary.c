@@ -47,6 +47,33 @@ static void print_unwind(const uint64_t *n, const struct unwind_counts *u)
 			(unsigned long long)u->end[i]);
 }
 
+/* --flight-recorder: the files written and why, what the window held and lost. */
+static void print_flight_summary(const struct offcpu_opts *o, const struct collector_stats *st,
+				 const struct rotation *rot)
+{
+	if (rot->files)
+		fprintf(stderr, "[ offcpu: flight recorder: wrote %.3f MB in %llu file%s, %s to %s "
+			"(%llu samples; %llu by a trigger, %llu by SIGUSR2) ]\n", st->bytes / 1048576.0,
+			(unsigned long long)rot->files, rot->files > 1 ? "s" : "", rot->first, rot->last,
+			(unsigned long long)st->samples, (unsigned long long)rot->triggered,
+			(unsigned long long)rot->signalled);
+	else
+		fprintf(stderr, "[ offcpu: flight recorder: no file written (no trigger, no SIGUSR2) ]\n");
+	if (st->flight_merged)
+		fprintf(stderr, "[ offcpu: flight recorder: %llu triggers, %llu of them inside a file "
+			"already waited for ]\n", (unsigned long long)st->flight_triggers,
+			(unsigned long long)st->flight_merged);
+	if (st->flight_capped)
+		fprintf(stderr, "[ offcpu: flight recorder: %llu of %llu samples pushed out of the window "
+			"by its %.1f MiB before their %.3f s (raise SIZE: --flight-recorder SECS,SIZE) ]\n",
+			(unsigned long long)st->flight_capped, (unsigned long long)st->flight_seen,
+			o->flight_bytes / 1048576.0, o->flight_ns / 1e9);
+	if (o->verbose)
+		fprintf(stderr, "[ offcpu: flight recorder: window peak %.3f MB of %.1f MiB; %.3f MB "
+			"held at the end, not written ]\n", st->flight_peak / 1048576.0,
+			o->flight_bytes / 1048576.0, rot->ended_unwritten / 1048576.0);
+}
+
 void summary_print(const struct offcpu_opts *o, const struct probe *p,
 		   const struct collector_stats *st, uint64_t missed,
 		   const struct rotation *rot)
@@ -66,7 +93,9 @@ void summary_print(const struct offcpu_opts *o, const struct probe *p,
 	const uint64_t *n = st->counters;
 	uint64_t lost = collector_lost(st);
 
-	if (rot->files > 1)
+	if (o->flight_ns)
+		print_flight_summary(o, st, rot);
+	else if (rot->files > 1)
 		fprintf(stderr, "[ offcpu: Captured and wrote %.3f MB in %llu files, %s to %s "
 			"(%llu samples, %llu lost) ]\n", st->bytes / 1048576.0,
 			(unsigned long long)rot->files, rot->first, rot->last,

@@ -22,6 +22,8 @@ struct rotation {
 	uint64_t files, removed;
 	uint64_t next_time;		/* SWITCH_TIME: CLOCK_MONOTONIC ns */
 	bool max_size_hit;
+	uint64_t triggered, signalled;	/* --flight-recorder: files by a trigger, by SIGUSR2 */
+	uint64_t ended_unwritten;	/* its window's bytes at the end, when no file was due */
 };
 
 /* The summary lines, at the end of the recording: MISSED program runs the kernel skipped. */

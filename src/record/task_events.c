@@ -258,10 +258,11 @@ struct batch_sink {
 	void *ctx;
 };
 
-static void deliver(void *ctx, const struct perf_event_header *h)
+static void deliver(void *ctx, const struct perf_event_header *h, uint64_t time)
 {
 	struct batch_sink *b = ctx;
 
+	(void)time;	/* read again from the record: an unwound sample is a new one */
 	if (!keep(b->te, h))
 		return;
 	if (b->te->uw.fn && h->type == PERF_RECORD_SAMPLE && !(h = unwind_sample(b->te, h))) {

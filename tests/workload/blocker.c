@@ -29,12 +29,19 @@
  * over the same interval.  Both ends read the wall clock, then the CPU
  * clock, so the CPU clock's own system call shifts both ends alike.
  *
- *   blocker [-t SECONDS] [-w] [-s]
+ *   blocker [-t SECONDS] [-w] [-s] [-S MS[@AT]]
  *	-w: wait for a line on stdin before starting
  *	-s: also a thread that blocks in D state (bl-vfork: the parent of a
  *	    vfork child that sleeps 20 ms, waiting uninterruptibly for it); its
  *	    children are processes of their own, so it is off by default (-p
  *	    checks want the workload's pid alone)
+ *	-S: also a thread (bl-stall) that sleeps 50 ms at a time and once, AT
+ *	    seconds in (default: a random moment at least 1 s from either end),
+ *	    stalls MS ms in blocker_stall; it prints its own measure of it,
+ *	    "stall <tid> bl-stall <start_ns> <end_ns> <off_ns>" (CLOCK_MONOTONIC,
+ *	    the recording's clock).  Main then waits in 20 ms sleeps
+ *	    (blocker_main_poll), not one long block: the stall is the only
+ *	    block longer than bl-long's 700 ms (the flight recorder's trigger).
  */
 #define _GNU_SOURCE
 #include <linux/futex.h>
@@ -272,6 +279,25 @@ TIMED_SLEEP(blocker_pipe_pause, 20)
 TIMED_SLEEP(blocker_mutex_pause, 2)
 TIMED_SLEEP(blocker_holder_hold, 30)
 TIMED_SLEEP(blocker_holder_pause, 5)
+TIMED_SLEEP(blocker_stall_pause, 50)
+TIMED_SLEEP(blocker_main_poll, 20)
+
+static uint64_t stall_ms;
+static double stall_at = -1;	/* seconds from the start, -1: random */
+static uint64_t stall_start, stall_end;
+
+/* The one long stall: its ends by the wall clock, its off-CPU time measured. */
+NOINLINE void blocker_stall(struct fn_stat *st)
+{
+	struct bracket b;
+
+	bracket_open(&b);
+	stall_start = b.wall;
+	sleep_ns(stall_ms * 1000000ull);
+	bracket_close(&b, st);
+	stall_end = now_ns();
+	BARRIER();
+}
 
 NOINLINE void blocker_pipe_read(struct fn_stat *st)
 {
@@ -457,6 +483,23 @@ static void *vforker(void *arg)
 	return NULL;
 }
 
+static void *staller(void *arg)
+{
+	struct thread_truth *t = arg;
+	uint64_t start = now_ns(), end = start + run_secs * 1e9;
+	uint64_t at = start + stall_at * 1e9;
+	int stalled = 0;
+
+	while (now_ns() < end) {
+		if (!stalled && now_ns() >= at) {
+			blocker_stall(&t->fn[1]);
+			stalled = 1;
+		}
+		blocker_stall_pause(&t->fn[0]);
+	}
+	return NULL;
+}
+
 static void *long_sleeper(void *arg)
 {
 	struct thread_truth *t = arg;
@@ -534,6 +577,31 @@ static size_t nstarted = NTHREADS - 1;
  */
 #define STACK_SIZE (256 * 1024)
 static char stacks[NTHREADS][STACK_SIZE] __attribute__((aligned(4096)));
+/* -S: the staller, started apart from the table's threads. */
+static struct thread_truth stall_thread = {
+	.comm = "bl-stall", .run = staller,
+	.fn = { F("blocker_stall_pause"), F("blocker_stall") },
+};
+static char stall_stack[STACK_SIZE] __attribute__((aligned(4096)));
+
+/* -S without @AT: a moment at least 1 s from both ends of the run. */
+static int parse_stall(const char *arg)
+{
+	const char *at = strchr(arg, '@');
+	double room;
+
+	stall_ms = strtoull(arg, NULL, 10);
+	if (at)
+		stall_at = atof(at + 1);
+	room = run_secs - stall_ms / 1000.0 - 2;
+	if (!stall_ms || room < 0)
+		return -1;
+	if (!at) {
+		srand(getpid() ^ now_ns());
+		stall_at = 1 + room * (rand() / (double)RAND_MAX);
+	}
+	return 0;
+}
 
 static void print_truth(void)
 {
@@ -544,6 +612,15 @@ static void print_truth(void)
 			       (unsigned long long)threads[i].fn[j].off_ns,
 			       (unsigned long long)threads[i].fn[j].count,
 			       (unsigned long long)threads[i].fn[j].preempted_ns);
+	for (int j = 0; stall_ms && j < 2; j++)
+		printf("thread %d bl-stall %s %llu %llu %llu\n", (int)stall_thread.tid,
+		       stall_thread.fn[j].name, (unsigned long long)stall_thread.fn[j].off_ns,
+		       (unsigned long long)stall_thread.fn[j].count,
+		       (unsigned long long)stall_thread.fn[j].preempted_ns);
+	if (stall_ms)
+		printf("stall %d bl-stall %llu %llu %llu\n", (int)stall_thread.tid,
+		       (unsigned long long)stall_start, (unsigned long long)stall_end,
+		       (unsigned long long)stall_thread.fn[1].off_ns);
 	for (size_t i = 0; i < nstarted; i++)
 		for (int j = 0; j < MAX_FUNCS && threads[i].fn[j].name; j++)
 			printf("path %s %llu %llu\n", threads[i].fn[j].name,
@@ -570,17 +647,24 @@ int main(int argc, char **argv)
 	struct thread_truth *m = &threads[0];
 	pthread_attr_t attr;
 	pthread_t tid;
+	const char *stall = NULL;
 	int opt, wait_stdin = 0;
 
-	while ((opt = getopt(argc, argv, "t:ws")) != -1) {
+	while ((opt = getopt(argc, argv, "t:wsS:")) != -1) {
 		if (opt == 't')
 			run_secs = atof(optarg);
 		else if (opt == 'w')
 			wait_stdin = 1;
 		else if (opt == 's')
 			nstarted = NTHREADS;
+		else if (opt == 'S')
+			stall = optarg;
 		else
 			return 2;
+	}
+	if (stall && parse_stall(stall)) {
+		fprintf(stderr, "blocker: -S MS[@AT]: the stall must fit 1 s from both ends of -t\n");
+		return 2;
 	}
 	signal(SIGCHLD, SIG_IGN);
 	if (run_secs <= 0 || pipe(pipefd))
@@ -589,14 +673,24 @@ int main(int argc, char **argv)
 	if (wait_stdin && !blocker_main_start(&m->fn[0]))
 		return 2;
 	/* Thread names let tests pick one thread (-t) by name. */
-	running = nstarted - 1;
+	running = nstarted - 1 + !!stall_ms;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	for (size_t i = 1; i < nstarted; i++)
 		if (pthread_attr_setstack(&attr, stacks[i], STACK_SIZE) ||
 		    pthread_create(&tid, &attr, thread_main, &threads[i]))
 			return 2;
-	blocker_main_join(&m->fn[1]);
+	if (stall_ms && (pthread_attr_setstack(&attr, stall_stack, STACK_SIZE) ||
+			 pthread_create(&tid, &attr, thread_main, &stall_thread)))
+		return 2;
+	if (stall_ms) {
+		/* No long block of main's own: the stall alone triggers. */
+		m->fn[2].name = "blocker_main_poll";
+		while (__atomic_load_n(&running, __ATOMIC_ACQUIRE))
+			blocker_main_poll(&m->fn[2]);
+	} else {
+		blocker_main_join(&m->fn[1]);
+	}
 	print_truth();
 	return 0;
 }
