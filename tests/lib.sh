@@ -31,6 +31,23 @@ check_fails() {
 	if "$@" >/dev/null 2>&1; then fail "$name" "$why"; else pass "$name"; fi
 }
 
+# bad_value NAME PATTERN ARGS...: offcpu ARGS refused as a bad option
+# should be: exit 2, one line holding PATTERN, nothing written; the check
+# is named $T-bad-NAME.
+bad_value() {
+	local name=$1 pat=$2 rc lines
+	shift 2
+	(cd "$WORK" && "$OFFCPU" "$@" -o bad.data -- true >"$WORK/bad.out" 2>"$WORK/bad.err")
+	rc=$?
+	lines=$(grep -c . "$WORK/bad.err")
+	if [ $rc -eq 2 ] && [ "$lines" -eq 1 ] && grep -qF -- "$pat" "$WORK/bad.err" &&
+	   ! ls "$WORK"/bad.data* >/dev/null 2>&1; then
+		pass "$T-bad-$name"
+	else
+		fail "$T-bad-$name" "exit $rc, $lines lines: $(head -c 200 "$WORK/bad.err" | tr '\n' ' ')"
+	fi
+}
+
 # use_host_btf: make $OFFCPU record on a host kernel without BTF
 # (/sys/kernel/btf/vmlinux), as users of such kernels do: through --btf with
 # a minimal BTF reduced from the kernel's own vmlinux (DWARF or .BTF:

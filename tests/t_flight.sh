@@ -16,20 +16,6 @@ BLOCKER=${BLOCKER:-$ROOT/build/x86_64/blocker}
 CHECK="python3 $ROOT/tests/perf_check.py"
 T=flight
 
-# Bad values: one line, a non-zero exit, nothing written.
-bad_value() {
-	local name=$1 pat=$2
-	shift 2
-	(cd "$WORK" && "$OFFCPU" "$@" -o bad.data -- true >"$WORK/bad.out" 2>"$WORK/bad.err")
-	local rc=$? lines
-	lines=$(grep -c . "$WORK/bad.err")
-	if [ $rc -eq 2 ] && [ "$lines" -eq 1 ] && grep -qF -- "$pat" "$WORK/bad.err" &&
-	   ! ls "$WORK"/bad.data* >/dev/null 2>&1; then
-		pass "$T-bad-$name"
-	else
-		fail "$T-bad-$name" "exit $rc, $lines lines: $(head -c 200 "$WORK/bad.err" | tr '\n' ' ')"
-	fi
-}
 bad_value zero "invalid --flight-recorder '0'" --flight-recorder 0
 bad_value words "invalid --flight-recorder 'ten'" --flight-recorder ten
 bad_value small-cap "invalid --flight-recorder '10,1K'" --flight-recorder 10,1K

@@ -17,20 +17,6 @@ CHECK="python3 $ROOT/tests/perf_check.py"
 P510=${OFFCPU_CACHE:-$HOME/.cache/offcpu}/perf510/root
 T=rotate
 
-# Bad values: one line, a non-zero exit, nothing written.
-bad_value() {
-	local name=$1 pat=$2
-	shift 2
-	(cd "$WORK" && "$OFFCPU" "$@" -o bad.data -- true >"$WORK/bad.out" 2>"$WORK/bad.err")
-	local rc=$? lines
-	lines=$(grep -c . "$WORK/bad.err")
-	if [ $rc -ne 0 ] && [ "$lines" -eq 1 ] && grep -qF -- "$pat" "$WORK/bad.err" &&
-	   ! ls "$WORK"/bad.data* >/dev/null 2>&1; then
-		pass "$T-bad-$name"
-	else
-		fail "$T-bad-$name" "exit $rc, $lines lines: $(head -c 200 "$WORK/bad.err" | tr '\n' ' ')"
-	fi
-}
 bad_value banana "invalid --switch-output 'banana'" --switch-output=banana
 bad_value negative-size "invalid --max-size '-1M'" --max-size -1M
 bad_value negative-time "invalid --switch-output '-5s'" --switch-output=-5s
