@@ -175,10 +175,19 @@ def guest_tolerances(board, release):
 	before the tracepoint.  A candidate: 5.10 skips the runqueue clock
 	update at a wakeup that preempts (rq_clock_skip_update), so the woken
 	thread's CPU time starts at its wakeup, not at its switch-in: its wait
-	for the CPU is charged to its CPU time.  Not proven.  -icount is no
+	for the CPU is charged to its CPU time.  Not proven.  The fresh-clone
+	CI run of 2026-11-26 then read +448 us a call (blocker_mutex_pause,
+	117 calls, +16.8 %).  -icount is no
 	cure: it drifts the guest's clock from the host's (arm64 6.12's 6 s
 	still-blocked recording read 10.8 s) and x86_64 5.10 did not boot."""
 	qemu = ['--tol', str(QEMU_TOL), '--long-tol', str(QEMU_LONG_TOL)]
+	if release.startswith('5.10.') and board == 'arm64':
+		# The four figures measured on arm64 5.10 (below): up to 448 us
+		# a call (CI, blocker_mutex_pause +16.8 %).  500 us still fails an
+		# 8 % error in every function of 10 ms blocks or longer there, not
+		# in the 2 and 5 ms ones: this cell is weaker for those, the other
+		# cells are not.
+		return qemu + ['--block-us', '500']
 	if release.startswith('5.10.'):
 		return qemu + ['--block-us', '150']
 	return qemu

@@ -279,12 +279,22 @@ def check_truth(a, rec, n):
                     how = read_calls(a.workload).get(fn)
                     bad.append(f'{comm} {fn} {got / 1e6:.1f} ms vs {ns / 1e6:.1f} ms'
                                f' ({pre / 1e6:.1f} preempted{"; calls " + how if how else ""})')
-        # Undecided functions' time may be there, all or in part.
-        ok = within(r['total'], want, count, preempted, a) or \
+        # Undecided functions' time may be there, all or in part.  Under
+        # --state, a thread none of whose functions is recorded may still
+        # sleep in that state outside them, where the workload measures
+        # nothing (the main thread in D on a page lock as its threads fault
+        # their first pages: 0.2 ms in one CI run): each function is checked
+        # above (nothing at all), the thread's rest is shown, not judged.
+        unjudged = getattr(a, 'state', None) is not None and not want and not some
+        if unjudged:
+            got_all -= r['total']
+        ok = unjudged or within(r['total'], want, count, preempted, a) or \
             want < r['total'] <= want + some + a.tol * (want + some) + preempted + count * a.block_us * 1000
         print(f'{comm}/{tid} all: workload {want / 1e6:.1f} ms (+ {some / 1e6:.1f} ms undecided),'
               f' perf {r["total"] / 1e6:.1f} ms'
-              f' in {r["n"]} samples ({pct(r["total"], want)}{"" if ok else " MISMATCH"})')
+              f' in {r["n"]} samples ({pct(r["total"], want)}'
+              f'{" not judged: no function of its in this state" if unjudged else ""}'
+              f'{"" if ok else " MISMATCH"})')
         if not ok:
             bad.append(f'{comm} {r["total"] / 1e6:.1f} ms vs {want / 1e6:.1f} ms'
                        f' ({preempted / 1e6:.1f} preempted)')

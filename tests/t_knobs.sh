@@ -54,3 +54,32 @@ if [ -n "$files" ] && [ "$files" -gt 0 ] && [ "$from" = "$files" ] &&
 else
 	fail knobs-archive-verbose "$from 'from' lines for '$files' files; without -v: $(grep -c ' from ' "$WORK/a2.out")"
 fi
+
+# report -n, -m, -s on the same recording: the entries of the text output
+# ("  15.11%      1.022 s        1  blocker/6711 ...": share, total, samples).
+# Printed: share and samples (the total's unit varies; the share follows it).
+entries() { awk '$1 ~ /^[0-9.]+%$/ && $3 ~ /^[mun]?s$/ { print substr($1, 1, length($1) - 1), $4 }'; }
+"$OFFCPU" report -i "$WORK/b4.data" -n 0 2>/dev/null | entries > "$WORK/all"
+"$OFFCPU" report -i "$WORK/b4.data" -n 2 2>/dev/null | entries > "$WORK/top2"
+n_all=$(wc -l < "$WORK/all")
+if [ "$(wc -l < "$WORK/top2")" = 2 ] && [ "$n_all" -gt 2 ] && cmp -s "$WORK/top2" <(head -n 2 "$WORK/all"); then
+	pass knobs-report-top
+else
+	fail knobs-report-top "-n 2 gave $(wc -l < "$WORK/top2") entries of $n_all"
+fi
+"$OFFCPU" report -i "$WORK/b4.data" -n 0 -m 10 2>/dev/null | entries > "$WORK/m10"
+small=$(awk '$1 < 10' "$WORK/m10" | wc -l)
+if [ -s "$WORK/m10" ] && [ "$small" = 0 ] && [ "$(wc -l < "$WORK/m10")" -lt "$n_all" ]; then
+	pass knobs-report-min-percent
+else
+	fail knobs-report-min-percent "$small entries under 10 % of $(wc -l < "$WORK/m10") shown, $n_all in all"
+fi
+# By samples: the samples column never grows; by time (the default) it does
+# somewhere in this recording (a 700 ms block is one sample), so the two differ.
+"$OFFCPU" report -i "$WORK/b4.data" -n 0 -s count 2>/dev/null | entries > "$WORK/bycount"
+sorted_desc() { awk -v c="$2" 'NR > 1 && $c > prev { bad = 1 } { prev = $c } END { exit bad }' "$1"; }
+if [ -s "$WORK/bycount" ] && sorted_desc "$WORK/bycount" 2 && sorted_desc "$WORK/all" 1 && ! sorted_desc "$WORK/all" 2; then
+	pass knobs-report-sort
+else
+	fail knobs-report-sort "by count: $(awk '{ print $2 }' "$WORK/bycount" | tr '\n' ' ')"
+fi
