@@ -24,7 +24,7 @@ CASES=(
 	"no-build-ids|src/record/collector.c|s/\n\tadd_build_ids\(c\);\n/\n\t(void)add_build_ids;\n/|report"
 	"leak-in-svg|src/report/output_svg.c|s/(\nstatic int add_flame\([^)]*\)\n\{\n)/\$1\tchar *volatile leak = malloc(64);\n\n\t(void)leak;\n/|asan"
 	"no-final-flush|src/record/collector.c|s/(int collector_finish\(.*?)\n\tflush\(c, UINT64_MAX\);\n/\$1\n/s|record"
-	"crashed-workload|tests/workload/blocker.c|s/(\n\tblocker_main_join\(&m->fn\[1\]\);\n)/\$1\t*(volatile int *)0 = 0;\n/|record qemu"
+	"crashed-workload|tests/workload/blocker.c|s/(\n\t\tblocker_main_join\(&m->fn\[1\]\);\n)/\$1\t\t*(volatile int *)0 = 0;\n/|record qemu"
 	"no-end-scan|src/record/collector.c|s/ blocked_scan_end\(c->ld, c->end, add_blocked, c, &c->st\.blocked_ran\)/ (0 \&\& blocked_scan_end(c->ld, c->end, add_blocked, c, \&c->st.blocked_ran))/|blocked qemu"
 	"no-start-scan|src/record/blocked.c|s/return run_iter\(l->scan_start, count_start, st, poll, poll_ctx\);/return 0 \&\& run_iter(l->scan_start, count_start, st, poll, poll_ctx);/|blocked"
 	"empty-workload-output|tests/workload/blocker.c|s/\n\tprint_truth\(\);\n/\n\t(void)print_truth;\n/|record qemu"
