@@ -31,6 +31,17 @@ check_fails() {
 	if "$@" >/dev/null 2>&1; then fail "$name" "$why"; else pass "$name"; fi
 }
 
+# wait_recording ERR: up to 3 s for the offcpu writing its stderr to ERR
+# to say it records (signals sent before that find no handler yet).
+wait_recording() {
+	for _ in $(seq 1 300); do grep -qs '^offcpu: recording' "$1" && return 0; sleep 0.01; done
+	return 1
+}
+
+# rotated_files BASE: the files a rotation or a flight recorder wrote for
+# -o BASE, as perf names them (BASE.YYYYmmddHHMMSSCC), oldest first.
+rotated_files() { ls -1 "$1".* 2>/dev/null | grep -E "^$1\.[0-9]{16}\$"; }
+
 # bad_value NAME PATTERN ARGS...: offcpu ARGS refused as a bad option
 # should be: exit 2, one line holding PATTERN, nothing written; the check
 # is named $T-bad-NAME.

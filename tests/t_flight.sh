@@ -34,9 +34,6 @@ bad_value over-max-block "--trigger-block is longer than --max-block" --flight-r
 
 need_bpf "$T" "$OFFCPU" "$BLOCKER" || exit 0
 
-# files PREFIX: the files written for PREFIX, oldest first.
-files() { ls -1 "$1".* 2>/dev/null | grep -E "^$1\.[0-9]{16}\$"; }
-
 # stalled TAG SECS WORKLOAD_SECS STALL_MS [OPTIONS...]: record the blocker
 # stalling once at a random moment, expect one file holding the stall.
 stalled() {
@@ -45,7 +42,7 @@ stalled() {
 	"$OFFCPU" -v --flight-recorder "$secs" --trigger-block 1000 "$@" -o "$out.data" -- \
 		"$BLOCKER" -t "$run" -S "$ms" >"$out.out" 2>"$out.err"
 	local rc=$?
-	mapfile -t F < <(files "$out.data")
+	mapfile -t F < <(rotated_files "$out.data")
 	if [ $rc -eq 0 ] && [ ${#F[@]} -eq 1 ] && [ "$(ls "$out".data* | wc -l)" -eq 1 ] &&
 	   grep -q "^\[ offcpu: wrote ${F[0]}: .*trigger: bl-stall (tid [0-9]*) blocked" "$out.err" &&
 	   grep -q "wrote .* in 1 file, ${F[0]} to ${F[0]} (.*1 by a trigger" "$out.err"; then
@@ -105,14 +102,14 @@ stalled short 3 8 1500
 "$OFFCPU" -v --flight-recorder 2 --switch-max-files 1 -o "$WORK/s.data" -- "$BLOCKER" -t 5 \
 	>/dev/null 2>"$WORK/s.err" &
 op=$!
-for _ in $(seq 1 300); do grep -qs '^offcpu: recording' "$WORK/s.err" && break; sleep 0.01; done
+wait_recording "$WORK/s.err"
 sleep 2.5
 kill -USR2 $op
 sleep 1.5
 kill -USR2 $op
 wait $op
 rc=$?
-mapfile -t S < <(files "$WORK/s.data")
+mapfile -t S < <(rotated_files "$WORK/s.data")
 mapfile -t W < <(sed -n 's/^\[ offcpu: wrote \([^:]*\): .*SIGUSR2 ]$/\1/p' "$WORK/s.err")
 if [ $rc -eq 0 ] && [ ${#W[@]} -eq 2 ] && [ ${#S[@]} -eq 1 ] && [ "${S[0]}" = "${W[1]}" ] &&
    grep -q "removed the 1 oldest files (--switch-max-files 1)" "$WORK/s.err"; then
@@ -135,7 +132,7 @@ filtered() {
 	"$OFFCPU" --flight-recorder 2 --trigger-block 1000 "$@" -o "$out.data" -- \
 		"$BLOCKER" -t 4 -S 1200@1.2 >/dev/null 2>"$out.err"
 	local rc=$? n
-	n=$(files "$out.data" | wc -l)
+	n=$(rotated_files "$out.data" | wc -l)
 	[ $rc -eq 0 ] && [ "$n" -eq "$want" ] && pass "$T-$tag" ||
 		fail "$T-$tag" "exit $rc, $n files, not $want: $(grep flight "$out.err" | tr '\n' ' ')"
 }
@@ -178,7 +175,7 @@ if [ $rc -eq 0 ] && awk -v cap=256 -v peak="$peak" '
 		      peak, base, max, cap
 	      exit !(NR > 100 && peak != "" && peak * 1024 <= cap && max <= base + cap + 2048) }' \
 	"$out.rss" >"$out.chk" &&
-   grep -q "pushed out of the window by its" "$out.err" && [ "$(files "$out.data" | wc -l)" -eq 1 ]; then
+   grep -q "pushed out of the window by its" "$out.err" && [ "$(rotated_files "$out.data" | wc -l)" -eq 1 ]; then
 	pass "$T-memory-10-min"
 else
 	fail "$T-memory-10-min" "exit $rc: $(cat "$out.chk") $(grep flight "$out.err" | tr '\n' ' ')"

@@ -170,7 +170,7 @@ bp=$!
 launch=$(date +%s%N)
 "$OFFCPU" -v -p $bp -o "$WORK/p.data" 2>"$WORK/p.err" &
 op=$!
-for _ in $(seq 1 300); do grep -qs '^offcpu: recording' "$WORK/p.err" && break; sleep 0.01; done
+wait_recording "$WORK/p.err"
 rec_start=$(date +%s%N)
 while kill -0 $bp 2>/dev/null; do sleep 0.01; done
 rec_ms=$(( ($(date +%s%N) - rec_start) / 1000000 ))
@@ -265,7 +265,7 @@ for sig in INT TERM HUP; do
 	launch=$(date +%s%N)
 	"$OFFCPU" -v -o "$WORK/$sig.data" 2>"$WORK/$sig.err" &
 	op=$!
-	for _ in $(seq 1 300); do grep -qs '^offcpu: recording' "$WORK/$sig.err" && break; sleep 0.01; done
+	wait_recording "$WORK/$sig.err"
 	t0=$(date +%s%N)
 	sleep 1.5
 	kill -$sig $op

@@ -26,9 +26,6 @@ bad_value max-files-alone "--switch-max-files needs --switch-output" --switch-ma
 
 need_bpf "$T" "$OFFCPU" "$BLOCKER" || exit 0
 
-# files PREFIX: the rotated files of PREFIX, oldest first (the names sort by time).
-files() { ls -1 "$1".* 2>/dev/null | grep -E "^$1\.[0-9]{16}\$"; }
-
 # rotated TAG SECS WORKLOAD_SECS WANT: record the blocker for WORKLOAD_SECS
 # with a switch every SECS, expect WANT files, check each and the sum.
 rotated() {
@@ -37,7 +34,7 @@ rotated() {
 	"$OFFCPU" -v --switch-output="$every" -o "$out.data" -- "$BLOCKER" -t "$secs" \
 		>"$out.out" 2>"$out.err"
 	local rc=$?
-	mapfile -t F < <(files "$out.data")
+	mapfile -t F < <(rotated_files "$out.data")
 	n=${#F[@]}
 	# perf's names: FILE.YYYYmmddHHMMSSCC, and nothing else left behind.
 	if [ $rc -eq 0 ] && [ "$n" -eq "$want" ] && [ "$(ls "$out".data* | wc -l)" -eq "$want" ]; then
@@ -120,7 +117,7 @@ rotated time 1s 3.5 4
 "$OFFCPU" -v --switch-output=1s --switch-max-files 2 -o "$WORK/m.data" -- "$BLOCKER" -t 3.5 \
 	>/dev/null 2>"$WORK/m.err"
 rc=$?
-mapfile -t M < <(files "$WORK/m.data")
+mapfile -t M < <(rotated_files "$WORK/m.data")
 mapfile -t W < <(sed -n 's/^\[ offcpu: wrote \([^:]*\): .*/\1/p' "$WORK/m.err")
 if [ $rc -eq 0 ] && [ ${#W[@]} -ge 3 ] && [ ${#M[@]} -eq 2 ] &&
    [ "${M[0]}" = "${W[$((${#W[@]} - 2))]}" ] && [ "${M[1]}" = "${W[$((${#W[@]} - 1))]}" ] &&
@@ -133,14 +130,14 @@ fi
 # SIGUSR2 (--switch-output, signal by default): two signals, three files.
 "$OFFCPU" -v --switch-output -o "$WORK/s.data" -- "$BLOCKER" -t 3 >/dev/null 2>"$WORK/s.err" &
 op=$!
-for _ in $(seq 1 300); do grep -qs '^offcpu: recording' "$WORK/s.err" && break; sleep 0.01; done
+wait_recording "$WORK/s.err"
 sleep 1
 kill -USR2 $op
 sleep 1
 kill -USR2 $op
 wait $op
 rc=$?
-n=$(files "$WORK/s.data" | wc -l)
+n=$(rotated_files "$WORK/s.data" | wc -l)
 [ $rc -eq 0 ] && [ "$n" -eq 3 ] && pass "$T-signal-3-files" ||
 	fail "$T-signal-3-files" "exit $rc, $n files: $(tail -n 1 "$WORK/s.err")"
 # Without --switch-output SIGUSR2 changes nothing: one file, kept whole.
@@ -150,7 +147,7 @@ sleep 1
 kill -USR2 $op
 wait $op
 rc=$?
-[ $rc -eq 0 ] && [ -s "$WORK/u.data" ] && [ -z "$(files "$WORK/u.data")" ] &&
+[ $rc -eq 0 ] && [ -s "$WORK/u.data" ] && [ -z "$(rotated_files "$WORK/u.data")" ] &&
 	$CHECK report "$WORK/u.data" >/dev/null 2>&1 && pass "$T-sigusr2-alone-harmless" ||
 	fail "$T-sigusr2-alone-harmless" "exit $rc: $(tail -n 1 "$WORK/u.err")"
 
