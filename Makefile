@@ -242,10 +242,10 @@ UNIT_test_tracefs := src/record/tracefs.c
 UNIT_test_flight := src/record/flight.c
 # CFI tables (libdw from the toolchain): the real libc.so.6 of each board; its
 # `unwind PID` mode is the user-space reference of the unwinder (t_cfi).
-UNIT_test_cfi := src/unwind/cfi.c $(UNIT_test_symbolize)
+UNIT_test_cfi := src/unwind/cfi.c src/unwind/ehabi.c $(UNIT_test_symbolize)
 UNIT_LIBS_test_cfi := -L$(HOSTTC)/lib -ldw $(UNIT_LIBS_test_symbolize)
 # The user-space unwinder on synthetic stack copies (and u32_map_del).
-UNIT_test_unwind := src/unwind/unwind.c src/unwind/cfi.c src/lib/hashset.c src/lib/procfs.c
+UNIT_test_unwind := src/unwind/unwind.c src/unwind/cfi.c src/unwind/ehabi.c src/lib/hashset.c src/lib/procfs.c
 UNIT_LIBS_test_unwind := -L$(HOSTTC)/lib -ldw -L$(HOSTSYMTC)/lib -lelf -lz
 UNIT_CFLAGS := $(COMMON_CFLAGS) -I$(HOSTTC)/include -I$(HOSTSYMTC)/include -g -O0 -fno-omit-frame-pointer
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all

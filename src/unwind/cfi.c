@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "unwind/cfi.h"
+#include "unwind/ehabi.h"
 
 /* Rows per FDE: Debian's libc has at most a few hundred. */
 #define MAX_FDE_STEPS	4096
@@ -83,6 +84,9 @@ int cfi_regs_of(unsigned int machine, struct cfi_regs *regs)
 		return 0;
 	case EM_RISCV:	/* x2 sp, x8 s0/fp, x1 ra */
 		*regs = (struct cfi_regs){ .sp = 2, .fp = 8, .ra = 1 };
+		return 0;
+	case EM_ARM:	/* r13 sp, r7 Thumb-2's fp, r14 lr */
+		*regs = (struct cfi_regs){ .sp = EHABI_SP, .fp = EHABI_FP, .ra = EHABI_LR };
 		return 0;
 	}
 	return -1;
@@ -581,6 +585,50 @@ static int open_cfi(struct cfi_src *s, Dwarf **dw, Dwarf_CFI **cfi, char *err, s
 	return 0;
 }
 
+/* The end of the executable segments: where the last EHABI entry's code ends. */
+static uint64_t text_end(Elf *elf)
+{
+	uint64_t end = 0;
+	size_t n = 0;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    ph.p_vaddr + ph.p_memsz > end)
+			end = ph.p_vaddr + ph.p_memsz;
+	return end;
+}
+
+static bool section_bytes(Elf_Scn *scn, struct ehabi_section *sec)
+{
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	GElf_Shdr sh;
+
+	if (!d || !d->d_buf || !gelf_getshdr(scn, &sh))
+		return false;
+	*sec = (struct ehabi_section){ .data = d->d_buf, .addr = sh.sh_addr, .size = d->d_size };
+	return true;
+}
+
+/*
+ * 32-bit ARM: the EHABI tables, where the file has them (GCC emits no
+ * .eh_frame there; glibc's libc.so.6 has an empty one).  1: none.
+ */
+static int ehabi_of_elf(Elf *elf, struct cfi_table *t, char *err, size_t len)
+{
+	struct ehabi_section exidx, extab = { 0 };
+	Elf_Scn *scn = find_section(elf, ".ARM.exidx");
+
+	if (!scn)
+		return 1;
+	if (!section_bytes(scn, &exidx))
+		return fail(err, len, "unreadable .ARM.exidx");
+	section_bytes(find_section(elf, ".ARM.extab"), &extab);
+	return ehabi_table_build(&exidx, &extab, text_end(elf), t, err, len);
+}
+
 static int build_from_elf(Elf *elf, size_t max_rows, struct cfi_table *t, char *err, size_t len)
 {
 	struct cfi_src s = { .elf = elf };
@@ -597,6 +645,11 @@ static int build_from_elf(Elf *elf, size_t max_rows, struct cfi_table *t, char *
 	t->machine = eh.e_machine;
 	if (cfi_regs_of(eh.e_machine, &regs))
 		return fail(err, len, "unsupported ELF machine %u", eh.e_machine);
+	if (eh.e_machine == EM_ARM && (rc = ehabi_of_elf(elf, t, err, len)) <= 0) {
+		if (!rc && max_rows && t->n > max_rows)
+			rc = fail(err, len, "more than %zu EHABI rows", max_rows);
+		return rc;
+	}
 	s.big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
 	s.addr_size = eh.e_ident[EI_CLASS] == ELFCLASS64 ? 8 : 4;
 	if (open_cfi(&s, &dw, &cfi, err, len) || walk_fdes(&s, t, err, len))
@@ -666,6 +719,8 @@ struct cfi_file {
 	struct cfi_regs regs;
 	unsigned int machine;
 	struct cfi_table *rows;	/* per FDE, built by cfi_file_lookup */
+	struct cfi_table ehabi;	/* EM_ARM: all rows, built at open (one per function) */
+	bool is_ehabi;
 	size_t bytes;		/* memory held, for the caller's budget */
 };
 
@@ -703,6 +758,17 @@ struct cfi_file *cfi_file_open(int fd, char *err, size_t errlen)
 	if (cfi_regs_of(eh.e_machine, &f->regs)) {
 		fail(err, errlen, "unsupported ELF machine %u", eh.e_machine);
 		goto bad;
+	}
+	if (eh.e_machine == EM_ARM) {
+		int rc = ehabi_of_elf(f->elf, &f->ehabi, err, errlen);
+
+		if (rc < 0)
+			goto bad;
+		if (!rc) {
+			f->is_ehabi = true;
+			f->bytes = f->ehabi.cap * sizeof(struct cfi_row);
+			return f;
+		}
 	}
 	f->src.elf = f->elf;
 	f->src.big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
@@ -743,7 +809,13 @@ const struct cfi_row *cfi_file_lookup(struct cfi_file *f, uint64_t pc, size_t bu
 {
 	size_t lo = 0, hi = f->src.nr_fdes;
 	struct cfi_table *t;
+	const struct cfi_row *row;
 
+	/* EHABI rows are few and built at open; before the first, no table. */
+	if (f->is_ehabi) {
+		row = cfi_table_lookup(&f->ehabi, pc);
+		return row ? row : &gap_row;
+	}
 	/* The FDE covering PC, by its start. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -778,6 +850,7 @@ void cfi_file_close(struct cfi_file *f)
 	for (size_t i = 0; f->rows && i < f->src.nr_fdes; i++)
 		cfi_table_free(&f->rows[i]);
 	free(f->rows);
+	cfi_table_free(&f->ehabi);
 	if (f->dw)
 		dwarf_end(f->dw);
 	else if (f->cfi)

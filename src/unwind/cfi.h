@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Compact unwinding tables built from an ELF file's call-frame information
- * (.eh_frame, else .debug_frame), read with libdw.  One row says, from its
+ * (.eh_frame, else .debug_frame), read with libdw, or on 32-bit ARM from
+ * its EHABI tables (.ARM.exidx, ehabi.c; FP is r7 there).  One row says, from its
  * pc on (file virtual address, until the next row's pc), how to find the
  * caller's frame: CFA = SP or FP + offset, and where the return address and
  * the frame pointer were saved relative to the CFA.  What a row cannot
@@ -42,12 +43,13 @@ struct cfi_stats {
 	size_t fdes;		/* FDEs turned into rows */
 	size_t bad_fdes;	/* FDEs libdw could not read: left as gaps */
 	size_t expr_rows;	/* rows of kind CFI_EXPR */
+	size_t no_unwind;	/* EHABI: entries that cannot unwind (no table there) */
 };
 
 struct cfi_table {
 	struct cfi_row *rows;	/* sorted by pc; a row ends where the next starts */
 	size_t n, cap;
-	unsigned int machine;	/* EM_X86_64, EM_AARCH64, EM_S390, EM_RISCV */
+	unsigned int machine;	/* EM_X86_64, EM_AARCH64, EM_S390, EM_RISCV, EM_ARM */
 	struct cfi_stats stats;
 };
 

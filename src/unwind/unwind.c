@@ -45,6 +45,7 @@ struct copy_view {
 	int fp_src;	/* the read the frame pointer came from, -1: the registers */
 	bool sp_from_fp;	/* arm64 after a frame-record step: sp from the next row */
 	bool fp_used, lr_used;	/* the registers' fp, lr */
+	unsigned int word;	/* bytes of a stack word: 4 on 32-bit ARM, else 8 */
 	uint64_t addr[RAW_READS], val[RAW_READS];
 	bool need[RAW_READS];
 };
@@ -53,12 +54,19 @@ static int read_copy(void *ctx, uint64_t addr, uint64_t *val)
 {
 	struct copy_view *v = ctx;
 
-	if (addr < v->sp || addr - v->sp > v->len || v->len - (addr - v->sp) < 8) {
+	uint32_t w32;
+
+	if (addr < v->sp || addr - v->sp > v->len || v->len - (addr - v->sp) < v->word) {
 		v->beyond = true;
 		v->past_end |= v->ends_stack && addr >= v->sp && addr - v->sp >= v->len;
 		return -1;
 	}
-	memcpy(val, v->bytes + (addr - v->sp), 8);
+	if (v->word == 4) {
+		memcpy(&w32, v->bytes + (addr - v->sp), 4);
+		*val = w32;
+	} else {
+		memcpy(val, v->bytes + (addr - v->sp), 8);
+	}
 	if (v->nraw < RAW_READS) {
 		v->addr[v->nraw] = addr;
 		v->val[v->nraw] = *val;
@@ -109,6 +117,34 @@ bool unwind_cacheable(enum unwind_end end, const struct unwind_reads *reads)
 }
 
 /*
+ * 32-bit ARM, a pc without EHABI table: the Thumb frame record {caller's r7,
+ * lr} at r7, as clang's Thumb code (and the AAPCS32 frame chain) keeps it:
+ * push {.., r7, lr}; add r7, sp, #N.  The caller's sp is just above it.
+ * GCC's Thumb-2 -fno-omit-frame-pointer points r7 at the bottom of the
+ * locals instead, with no record there: only a record that is plausible
+ * (aligned, on the copied stack, the caller's r7 above it or 0) is taken.
+ */
+static enum cfi_step_result thumb_fp_step(struct cfi_frame *f, struct copy_view *v)
+{
+	uint64_t up, ra;
+
+	need_fp(v);
+	if (!f->fp)
+		return CFI_STEP_END;
+	if ((f->fp & 3) || f->fp < f->sp)
+		return CFI_STEP_GAP;
+	if (read_copy(v, f->fp + 4, &ra) || read_copy(v, f->fp, &up))
+		return CFI_STEP_UNREADABLE;
+	v->fp_src = v->nraw - 1;
+	if (!ra)
+		return CFI_STEP_END;
+	if (up && (up <= f->fp || (up & 3)))
+		return CFI_STEP_GAP;
+	*f = (struct cfi_frame){ .pc = ra, .sp = f->fp + 8, .fp = up };
+	return CFI_STEP_OK;
+}
+
+/*
  * A frame record for a pc no FDE covers: the caller's fp and the return
  * address.  x86_64 and arm64: at FP ([fp] the caller's fp, [fp + 8] the
  * return address); riscv64: just below the CFA, where s0 points ([fp - 16],
@@ -119,6 +155,8 @@ static enum cfi_step_result fp_step(unsigned int machine, struct cfi_frame *f,
 {
 	uint64_t up, ra, rec;
 
+	if (machine == EM_ARM)
+		return thumb_fp_step(f, v);
 	if (machine != EM_X86_64 && machine != EM_AARCH64 && machine != EM_RISCV)
 		return CFI_STEP_GAP;
 	need_fp(v);
@@ -197,14 +235,19 @@ static uint32_t unwind_frames(struct copy_view *v, struct cfi_frame f, unwind_ro
 	uint32_t n = 1;
 
 	for (;;) {
-		/* A return address points past its call: look up the call. */
-		uint64_t pc = f.pc - (n > 1), vaddr = 0, sp = f.sp;
+		/*
+		 * A return address points past its call: look up the call.  On
+		 * 32-bit ARM, bit 0 of a return address says Thumb state.
+		 */
+		uint64_t pc = (machine == EM_ARM ? f.pc & ~1ull : f.pc) - (n > 1);
+		uint64_t vaddr = 0, sp = f.sp;
 		unsigned int file_machine = 0;
 		const struct cfi_row *row = rows(ctx, pc, &vaddr, &file_machine);
 		enum cfi_step_result r = CFI_STEP_GAP;
 
 		if (file_machine) {
 			machine = file_machine;
+			v->word = machine == EM_ARM ? 4 : 8;
 			f.pc = vaddr;
 			/*
 			 * After a frame-record step (arm64) the frame pointer points
@@ -243,7 +286,7 @@ static uint32_t unwind_frames(struct copy_view *v, struct cfi_frame f, unwind_ro
 			*end = UNWIND_DEPTH;
 			return n;
 		}
-		ip[n++] = f.pc;
+		ip[n++] = machine == EM_ARM ? f.pc & ~1ull : f.pc;
 	}
 }
 
@@ -263,7 +306,7 @@ uint32_t unwind_stack(const struct offcpu_ucopy *c, uint32_t len, bool ends_stac
 		return 0;
 	}
 	*v = (struct copy_view){ .sp = c->sp, .bytes = c->bytes, .len = len, .fp_src = -1,
-				 .ends_stack = ends_stack };
+				 .ends_stack = ends_stack, .word = 8 };
 	ip[n++] = c->pc;
 	if (!len)
 		*end = UNWIND_UNREADABLE;
