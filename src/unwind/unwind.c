@@ -46,6 +46,7 @@ struct copy_view {
 	bool sp_from_fp;	/* arm64 after a frame-record step: sp from the next row */
 	bool fp_used, lr_used;	/* the registers' fp, lr */
 	unsigned int word;	/* bytes of a stack word: 4 on 32-bit ARM, else 8 */
+	bool check_pc;		/* a guessable step: its pc must lie in a mapped file */
 	uint64_t addr[RAW_READS], val[RAW_READS];
 	bool need[RAW_READS];
 };
@@ -122,25 +123,28 @@ bool unwind_cacheable(enum unwind_end end, const struct unwind_reads *reads)
  * push {.., r7, lr}; add r7, sp, #N.  The caller's sp is just above it.
  * GCC's Thumb-2 -fno-omit-frame-pointer points r7 at the bottom of the
  * locals instead, with no record there: only a record that is plausible
- * (aligned, on the copied stack, the caller's r7 above it or 0) is taken.
+ * (aligned, on the copied stack, the caller's r7 above it or 0, and its
+ * return address in a mapped file: check_pc) is taken.
  */
 static enum cfi_step_result thumb_fp_step(struct cfi_frame *f, struct copy_view *v)
 {
 	uint64_t up, ra;
 
 	need_fp(v);
-	if (!f->fp)
-		return CFI_STEP_END;
-	if ((f->fp & 3) || f->fp < f->sp)
-		return CFI_STEP_GAP;
+	/*
+	 * GCC's code keeps no chain, so r7 = 0 says nothing of the outermost
+	 * frame (Debian's start_thread and _start have no table either): a cut.
+	 */
+	if (!f->fp || (f->fp & 3) || f->fp < f->sp || f->fp < v->sp || f->fp - v->sp > v->len ||
+	    v->len - (f->fp - v->sp) < 8)
+		return CFI_STEP_GAP;	/* also beyond the copy: no "end of stack" from a guess */
 	if (read_copy(v, f->fp + 4, &ra) || read_copy(v, f->fp, &up))
 		return CFI_STEP_UNREADABLE;
 	v->fp_src = v->nraw - 1;
-	if (!ra)
-		return CFI_STEP_END;
-	if (up && (up <= f->fp || (up & 3)))
+	if (!ra || (up && (up <= f->fp || (up & 3))))
 		return CFI_STEP_GAP;
 	*f = (struct cfi_frame){ .pc = ra, .sp = f->fp + 8, .fp = up };
+	v->check_pc = true;
 	return CFI_STEP_OK;
 }
 
@@ -245,6 +249,12 @@ static uint32_t unwind_frames(struct copy_view *v, struct cfi_frame f, unwind_ro
 		const struct cfi_row *row = rows(ctx, pc, &vaddr, &file_machine);
 		enum cfi_step_result r = CFI_STEP_GAP;
 
+		/* A frame record whose return address lies in no file was no record. */
+		if (v->check_pc && !file_machine) {
+			*end = UNWIND_NO_CFI;
+			return n - 1;
+		}
+		v->check_pc = false;
 		if (file_machine) {
 			machine = file_machine;
 			v->word = machine == EM_ARM ? 4 : 8;
