@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer: the user-space unwinder (src/unwind/unwind.c) over any stack copy and
- * any rows.  The input: a row count and rows (each for 256 bytes of
+ * any rows, of x86_64, arm64 and 32-bit ARM files.  The input: a row count and rows (each for 256 bytes of
  * addresses), the registers, then the copied stack bytes.  The unwind must
  * end within its frame limit, read only inside the copy (ASan) and keep
  * only words it read.
  */
 #include <elf.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,9 +27,23 @@ static const struct cfi_row *rows(void *ctx, uint64_t pc, uint64_t *vaddr, unsig
 
 	if (i >= r->n + 2)
 		return NULL;	/* no file */
-	*machine = pc & 0x10000 ? EM_AARCH64 : EM_X86_64;
+	*machine = pc & 0x20000 ? EM_ARM : pc & 0x10000 ? EM_AARCH64 : EM_X86_64;
 	*vaddr = pc;
 	return i < r->n ? &r->row[i] : NULL;	/* else a gap */
+}
+
+/* A word of the copy at ADDR: 8 bytes, or 4 zero-extended (32-bit ARM). */
+static bool read_of_copy(const struct offcpu_ucopy *c, uint64_t addr, uint64_t val)
+{
+	uint64_t off = addr - c->sp;
+	uint32_t w32;
+
+	if (addr < c->sp || off > c->len || c->len - off < 4)
+		return false;
+	memcpy(&w32, c->bytes + off, 4);
+	if (val == w32)
+		return true;
+	return c->len - off >= 8 && !memcmp(&val, c->bytes + off, 8);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -59,8 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (n > 127 || end >= UNWIND_NR || reads.n > UNWIND_READS_MAX)
 		__builtin_trap();
 	for (uint32_t i = 0; i < reads.n; i++)
-		if (reads.addr[i] < c->sp || reads.addr[i] - c->sp > c->len - 8 ||
-		    memcmp(&reads.val[i], c->bytes + (reads.addr[i] - c->sp), 8))
+		if (!read_of_copy(c, reads.addr[i], reads.val[i]))
 			__builtin_trap();
 	free(c);
 	return 0;

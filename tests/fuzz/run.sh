@@ -84,6 +84,8 @@ for name in "${names[@]}"; do
 	# libdw itself is linked as built (no coverage): cfi.c's own decoding
 	# of FDE addresses, and what it asks of libdw, are what is explored.
 	cfi) libs=("${dw[@]}" -lelf -lz) ;;
+	# The EHABI decoder alone (its tables from the input, no ELF).
+	ehabi) libs=("${dw[@]}" -lelf -lz) ;;
 	# The unwinder over any stack bytes and rows (its /proc half unused).
 	unwind) libs=("${dw[@]}" "${symlibs[@]}") ;;
 	*) echo "fuzz: no harness $name" >&2; status=1; continue ;;
