@@ -97,3 +97,28 @@ if build_snap defaults; then
 else
 	fail $T-snapshots-defaults "$(tail -3 "$WORK/defaults.log" | tr '\n' ' ')"
 fi
+
+# -v says what to add to the build when stacks are cut for want of tables:
+# a host program built without unwind tables or frame pointer, recorded
+# with --call-graph dwarf (the armhf wording: test_ehabi's hint-armhf).
+cat >"$WORK/notab.c" <<'EOF'
+#include <unistd.h>
+__attribute__((noinline)) void w2(void) { usleep(300000); }
+__attribute__((noinline)) void w1(void) { w2(); usleep(1); }
+int main(void) { w1(); return 0; }
+EOF
+if ! gcc -O2 -fno-asynchronous-unwind-tables -fno-unwind-tables -fomit-frame-pointer \
+	"$WORK/notab.c" -o "$WORK/notab" 2>"$WORK/cc.err"; then
+	fail $T-hint-cut "$(head -1 "$WORK/cc.err")"
+elif [ ! -x "$OFFCPU" ]; then
+	fail $T-hint-cut "no $OFFCPU (make)"
+else
+	(cd "$WORK" && timeout 30 "$OFFCPU" -v --call-graph dwarf -o hint.data -- ./notab \
+		>/dev/null 2>"$WORK/hint.err") || true
+	if grep -qE '^\[ offcpu: [0-9]+ user stacks cut at code without unwind tables: .*-fasynchronous-unwind-tables' \
+		"$WORK/hint.err"; then
+		pass $T-hint-cut
+	else
+		fail $T-hint-cut "no hint in -v: $(grep -m1 'cut: no CFI' "$WORK/hint.err")"
+	fi
+fi

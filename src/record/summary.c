@@ -45,6 +45,10 @@ static void print_unwind(const uint64_t *n, const struct unwind_counts *u)
 	for (int i = 0; i < UNWIND_NR; i++)
 		fprintf(stderr, "[ offcpu: user stacks unwound, %s: %llu ]\n", unwind_end_names[i],
 			(unsigned long long)u->end[i]);
+	/* Cut for want of tables: what the user can add to the build. */
+	if (u->end[UNWIND_NO_CFI])
+		fprintf(stderr, "[ offcpu: %llu user stacks cut at code without unwind tables: %s ]\n",
+			(unsigned long long)u->end[UNWIND_NO_CFI], unwind_cut_hint(u->machine));
 }
 
 /* --flight-recorder: the files written and why, what the window held and lost. */

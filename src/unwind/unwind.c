@@ -582,7 +582,25 @@ uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool 
 	}
 	n = unwind_stack(c, c->len, ends_stack, proc_row, &l, ip, max, end, reads);
 	u->counts.end[*end]++;
+	for (size_t i = 0; !u->counts.machine && i < l.p->n; i++)
+		if (l.p->maps[i].file && l.p->maps[i].file->cfi)
+			u->counts.machine = cfi_file_machine(l.p->maps[i].file->cfi);
 	return n;
+}
+
+const char *unwind_cut_hint(unsigned int machine)
+{
+	/*
+	 * GCC makes no unwind tables on 32-bit ARM by default, and its Thumb-2
+	 * frame pointer (r7) points below the locals, no chain to walk: only
+	 * the tables help there (measured with Debian's gcc-12, t_ehabi).
+	 */
+	if (machine == EM_ARM)
+		return "build the program (and its libraries) with -funwind-tables: GCC's armhf "
+		       "code has no unwind tables by default, and its frame pointer is no chain "
+		       "(clang's Thumb code with -fno-omit-frame-pointer is)";
+	return "build the program (and its libraries) with -fasynchronous-unwind-tables, or "
+	       "with -fno-omit-frame-pointer";
 }
 
 struct unwinder *unwinder_new(size_t table_budget)

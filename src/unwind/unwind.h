@@ -86,7 +86,14 @@ struct unwind_counts {
 	uint64_t files, table_bytes;	/* files with CFI read, and their rows' bytes */
 	uint64_t no_table;		/* files without: no CFI, unreadable */
 	uint64_t over_budget;		/* lookups refused: the budget was spent */
+	unsigned int machine;		/* ELF machine of the files unwound (0: none yet) */
 };
+
+/*
+ * What the user can add to their build when stacks were cut for want of
+ * tables (UNWIND_NO_CFI) in code of ELF MACHINE.
+ */
+const char *unwind_cut_hint(unsigned int machine);
 
 const struct unwind_counts *unwinder_counts(const struct unwinder *u);
 

@@ -505,5 +505,7 @@ int main(int argc, char **argv)
 	test_decode();
 	test_tables();
 	test_libc();
+	CHECK("hint-armhf", strstr(unwind_cut_hint(EM_ARM), "-funwind-tables") &&
+	      !strstr(unwind_cut_hint(EM_ARM), "-fasynchronous"), "%s", unwind_cut_hint(EM_ARM));
 	return failures != 0;
 }
