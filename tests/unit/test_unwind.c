@@ -168,6 +168,97 @@ static void test_cut(void)
 	free(c);
 }
 
+/*
+ * 32-bit ARM (EHABI rows, 4-byte words, Thumb return addresses): a leaf
+ * with its return address still in lr, a function that pushed {r7, lr}, one
+ * whose CFA is r7-based (vsp = r7), a pc without table crossed by the Thumb
+ * frame record {r7, lr} at r7, and the outermost frame (lr 0).
+ */
+static const struct fn_rows arm_fns[] = {
+	{ 0x1000, 0x1100, { .kind = CFI_NORMAL, .cfa_base = CFI_BASE_SP, .cfa_off = 0,
+			    .ra_rule = CFI_SAME, .fp_rule = CFI_SAME } },
+	/* mid: push {r7, lr}; the call returns to 0x2011 (Thumb), the last of mid */
+	{ 0x2000, 0x2010, { .kind = CFI_NORMAL, .cfa_base = CFI_BASE_SP, .cfa_off = 8,
+			    .ra_rule = CFI_AT_CFA, .ra_off = -4, .fp_rule = CFI_AT_CFA,
+			    .fp_off = -8 } },
+	/* after mid: a row that would send sp backwards (looked up at 0x2010 by mistake) */
+	{ 0x2010, 0x2100, { .kind = CFI_NORMAL, .cfa_base = CFI_BASE_SP, .cfa_off = -8,
+			    .ra_rule = CFI_AT_CFA, .ra_off = 4, .fp_rule = CFI_SAME } },
+	{ 0x3000, 0x3100, { .kind = CFI_NORMAL, .cfa_base = CFI_BASE_FP, .cfa_off = 8,
+			    .ra_rule = CFI_AT_CFA, .ra_off = -4, .fp_rule = CFI_AT_CFA,
+			    .fp_off = -8 } },
+	{ 0x4000, 0x4100, { .kind = CFI_GAP } },
+	/* top: push {r7, lr} */
+	{ 0x5000, 0x5100, { .kind = CFI_NORMAL, .cfa_base = CFI_BASE_SP, .cfa_off = 8,
+			    .ra_rule = CFI_AT_CFA, .ra_off = -4, .fp_rule = CFI_AT_CFA,
+			    .fp_off = -8 } },
+};
+
+static const struct cfi_row *arm_rows(void *ctx, uint64_t pc, uint64_t *vaddr,
+				      unsigned int *machine)
+{
+	static struct cfi_row row;
+
+	(void)ctx;
+	if (pc >= 0x8000)
+		return NULL;
+	*machine = EM_ARM;
+	*vaddr = pc;
+	for (size_t i = 0; i < sizeof(arm_fns) / sizeof(arm_fns[0]); i++)
+		if (pc >= arm_fns[i].lo && pc < arm_fns[i].hi) {
+			row = arm_fns[i].row;
+			row.pc = arm_fns[i].lo;
+			return &row;
+		}
+	return NULL;
+}
+
+static void put32(struct offcpu_ucopy *c, uint32_t off, uint32_t w)
+{
+	memcpy(c->bytes + off, &w, 4);
+}
+
+static void test_arm(void)
+{
+	struct offcpu_ucopy *c = calloc(1, sizeof(*c) + 64);
+	struct unwind_reads r;
+	enum unwind_end end;
+	uint64_t ip[8];
+	uint32_t n;
+
+	/* leaf 0x1050, lr 0x2011: mid's frame at sp (r7 0x7010, lr 0x3021). */
+	*c = (struct offcpu_ucopy){ .pc = 0x1050, .sp = SP0, .fp = 0x1234, .lr = 0x2011, .len = 0x30 };
+	put32(c, 0x00, 0x7010);
+	put32(c, 0x04, 0x3021);
+	/* r7-based 0x3020: r7 = 0x7010, CFA 0x7018: saved r7 0x7020, lr 0x4031 (no table). */
+	put32(c, 0x10, 0x7020);
+	put32(c, 0x14, 0x4031);
+	/* Thumb record at r7 0x7020: {0, lr 0x5041}; top's frame above it: lr 0. */
+	put32(c, 0x20, 0);
+	put32(c, 0x24, 0x5041);
+	put32(c, 0x28, 0);
+	put32(c, 0x2c, 0);
+	n = unwind_stack(c, c->len, false, arm_rows, NULL, ip, 8, &end, &r);
+	CHECK("unwind-arm", n == 5 && ip[0] == 0x1050 && ip[1] == 0x2010 && ip[2] == 0x3020 &&
+	      ip[3] == 0x4030 && ip[4] == 0x5040 && end == UNWIND_FP && r.lr_used,
+	      "n %u end %d ip %llx %llx %llx %llx %llx", n, end, (unsigned long long)ip[0],
+	      (unsigned long long)ip[1], (unsigned long long)ip[2], (unsigned long long)ip[3],
+	      (unsigned long long)ip[4]);
+	/* Words read are 4 bytes: the last word of the copy is readable. */
+	CHECK("unwind-arm-words", r.n >= 4 && r.addr[0] == SP0 + 4 && r.val[0] == 0x3021,
+	      "n %u addr0 %llx val0 %llx", r.n, (unsigned long long)r.addr[0],
+	      (unsigned long long)r.val[0]);
+	/* A record whose return address lies in no file is no frame: a cut. */
+	put32(c, 0x24, 0x9001);
+	n = unwind_stack(c, c->len, false, arm_rows, NULL, ip, 8, &end, &r);
+	CHECK("unwind-arm-record-nowhere", n == 4 && end == UNWIND_NO_CFI, "n %u end %d", n, end);
+	/* r7 = 0 at a pc without table says nothing of the outermost frame. */
+	put32(c, 0x10, 0);
+	n = unwind_stack(c, c->len, false, arm_rows, NULL, ip, 8, &end, &r);
+	CHECK("unwind-arm-r7-zero", n == 4 && end == UNWIND_NO_CFI, "n %u end %d", n, end);
+	free(c);
+}
+
 static void test_u32_map_del(void)
 {
 	struct u32_map m = { 0 };
@@ -190,6 +281,7 @@ int main(void)
 	test_fp_based_cfa();
 	test_fp_fallback();
 	test_cut();
+	test_arm();
 	test_u32_map_del();
 	return failures != 0;
 }
