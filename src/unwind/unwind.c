@@ -47,6 +47,7 @@ struct copy_view {
 	bool fp_used, lr_used;	/* the registers' fp, lr */
 	unsigned int word;	/* bytes of a stack word: 4 on 32-bit ARM, else 8 */
 	bool check_pc;		/* a guessable step: its pc must lie in a mapped file */
+	bool short_key;		/* a 4-byte word without the 8 bytes the cache compares */
 	uint64_t addr[RAW_READS], val[RAW_READS];
 	bool need[RAW_READS];
 };
@@ -72,6 +73,15 @@ static int read_copy(void *ctx, uint64_t addr, uint64_t *val)
 		v->addr[v->nraw] = addr;
 		v->val[v->nraw] = *val;
 		v->need[v->nraw] = true;
+		/*
+		 * The stack cache's BPF side compares 8-byte words: a 4-byte
+		 * word is keyed with the word after it (a stricter key, still
+		 * right), or, at the copy's end, not cached at all.
+		 */
+		if (v->word == 4 && v->len - (addr - v->sp) >= 8)
+			memcpy(&v->val[v->nraw], v->bytes + (addr - v->sp), 8);
+		else if (v->word == 4)
+			v->short_key = true;
 	}
 	v->nraw++;
 	return 0;
@@ -96,7 +106,8 @@ static void fp_from_last_read(struct copy_view *v)
 
 static void keep_reads(const struct copy_view *v, struct unwind_reads *r)
 {
-	*r = (struct unwind_reads){ .overflow = v->nraw > RAW_READS, .fp_used = v->fp_used,
+	*r = (struct unwind_reads){ .overflow = v->nraw > RAW_READS || v->short_key,
+				    .fp_used = v->fp_used,
 				    .lr_used = v->lr_used };
 	for (uint32_t i = 0; i < v->nraw && i < RAW_READS; i++) {
 		if (!v->need[i])
