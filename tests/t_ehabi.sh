@@ -98,6 +98,35 @@ else
 	fail $T-snapshots-defaults "$(tail -3 "$WORK/defaults.log" | tr '\n' ' ')"
 fi
 
+# The same decoder and unwinder built for the board itself (static musl,
+# 32-bit size_t) and run under qemu-arm: its unit checks and the
+# with-tables snapshots must come out as on the host.
+TC=${OFFCPU_CACHE:-$HOME/.cache/offcpu}/toolchain/armhf
+if [ ! -r "$TC/musl-gcc.specs" ]; then
+	fail $T-armhf-native "no armhf toolchain in $TC (make setup)"
+elif ! $CC_ARM -specs "$TC/musl-gcc.specs" -static -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
+	-DOFFCPU_VERSION='"test"' -DOFFCPU_TARGET='"armhf"' -DOFFCPU_DWARF_DEFAULT=0 \
+	-DOFFCPU_PERF_UREGS='15,13,7,14' -I"$ROOT/src" -I"$ROOT/bpf" -I"$TC/include" -O1 \
+	"$ROOT/tests/unit/test_ehabi.c" "$ROOT"/src/unwind/{ehabi,cfi,unwind}.c \
+	"$ROOT"/src/lib/{procfs,hashset}.c -L"$TC/lib" -L"$TC-sym/lib" -ldw -lelf -llzma -lz \
+	-o "$WORK/test_ehabi_armhf" 2>"$WORK/native.err"; then
+	fail $T-armhf-native "$(grep -m 2 error "$WORK/native.err" | tr '\n' ' ')"
+else
+	qemu-arm-static "$WORK/test_ehabi_armhf" >"$WORK/native.out" 2>&1 || true
+	same=1
+	for s in main sleeper reader; do
+		[ -r "$WORK/tables/$s.snap" ] || { same=0; break; }
+		cmp -s <(qemu-arm-static "$WORK/test_ehabi_armhf" unwind "$WORK/tables" $s 2>&1) \
+			<("$TEST" unwind "$WORK/tables" $s 2>&1) || same=0
+	done
+	if ! grep -q '^FAIL' "$WORK/native.out" && [ "$(grep -c '^PASS' "$WORK/native.out")" -ge 40 ] &&
+		[ $same = 1 ]; then
+		pass $T-armhf-native
+	else
+		fail $T-armhf-native "$(grep -m 1 '^FAIL' "$WORK/native.out"); snapshots alike: $same"
+	fi
+fi
+
 # -v says what to add to the build when stacks are cut for want of tables:
 # a host program built without unwind tables or frame pointer, recorded
 # with --call-graph dwarf (the armhf wording: test_ehabi's hint-armhf).

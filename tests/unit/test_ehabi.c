@@ -472,7 +472,7 @@ static int unwind_snap(const char *dir, const char *name)
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t vaddr;
 		const struct snap_map *sm = map_at(m, ip[i] - (i > 0), &vaddr);
-		char sym[256] = "?";
+		char sym[4200] = "?";
 
 		if (sm)
 			symbol_at(sm->file->path, vaddr, sym, sizeof(sym));
