@@ -94,6 +94,17 @@ if build_snap defaults; then
 		'libc __clock_nanosleep_time64 __nanosleep sleeper_wait \| cut: no CFI for a pc'
 	expect $T-unwind-defaults-reader defaults reader 'libc __read reader_wait \| cut: no CFI for a pc'
 	expect $T-unwind-defaults-main defaults main 'libc (__poll|poll) main_poll \| cut: no CFI for a pc'
+	# -v's hint is for cuts in code built without tables (this program),
+	# not for functions a library with tables marks (libc's start_thread):
+	# the program built with tables must count as marked (the control).
+	EHABI_NO_TABLES=$WORK/defaults/snap "$TEST" >"$WORK/marked-defaults" 2>&1 || true
+	EHABI_NO_TABLES=$WORK/tables/snap "$TEST" >"$WORK/marked-tables" 2>&1 || true
+	if grep -qx 'PASS gap-marked-no-tables' "$WORK/marked-defaults" &&
+		grep -q '^FAIL gap-marked-no-tables' "$WORK/marked-tables"; then
+		pass $T-hint-unmarked
+	else
+		fail $T-hint-unmarked "the program without tables is not told from one with"
+	fi
 else
 	fail $T-snapshots-defaults "$(tail -3 "$WORK/defaults.log" | tr '\n' ' ')"
 fi

@@ -46,9 +46,14 @@ static void print_unwind(const uint64_t *n, const struct unwind_counts *u)
 		fprintf(stderr, "[ offcpu: user stacks unwound, %s: %llu ]\n", unwind_end_names[i],
 			(unsigned long long)u->end[i]);
 	/* Cut for want of tables: what the user can add to the build. */
-	if (u->end[UNWIND_NO_CFI])
+	if (u->cut_no_table)
 		fprintf(stderr, "[ offcpu: %llu user stacks cut at code without unwind tables: %s ]\n",
-			(unsigned long long)u->end[UNWIND_NO_CFI], unwind_cut_hint(u->machine));
+			(unsigned long long)u->cut_no_table, unwind_cut_hint(u->machine));
+	if (u->end[UNWIND_NO_CFI] > u->cut_no_table)
+		fprintf(stderr, "[ offcpu: %llu user stacks cut elsewhere: a pc in no file, rules a "
+			"row cannot hold, or a function its library marks as without table "
+			"(Debian's armhf libc: start_thread, epoll_wait, pthread_mutex_lock) ]\n",
+			(unsigned long long)(u->end[UNWIND_NO_CFI] - u->cut_no_table));
 }
 
 /* --flight-recorder: the files written and why, what the window held and lost. */

@@ -803,6 +803,11 @@ size_t cfi_file_bytes(const struct cfi_file *f)
 	return f->bytes;
 }
 
+bool cfi_file_gap_is_marked(const struct cfi_file *f)
+{
+	return f->is_ehabi && f->ehabi.stats.fdes > 0;
+}
+
 static const struct cfi_row gap_row = { .kind = CFI_GAP };
 
 const struct cfi_row *cfi_file_lookup(struct cfi_file *f, uint64_t pc, size_t budget)

@@ -90,6 +90,15 @@ unsigned int cfi_file_machine(const struct cfi_file *f);
 size_t cfi_file_bytes(const struct cfi_file *f);
 
 /*
+ * Whether a pc without table in F is its builder's own mark, not a build
+ * without tables: an EHABI file whose other functions have tables marks
+ * the ones without CANTUNWIND (Debian's armhf libc: start_thread,
+ * epoll_wait; crt1.o's _start).  Adding flags to the profiled program's
+ * build changes nothing there.
+ */
+bool cfi_file_gap_is_marked(const struct cfi_file *f);
+
+/*
  * The row covering PC (a CFI_GAP row where no FDE does), or NULL when its
  * FDE's rows cannot be built within BUDGET more bytes (or are broken).
  */

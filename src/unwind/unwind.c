@@ -495,6 +495,7 @@ struct proc_lookup {
 	uint32_t pid;
 	struct uw_proc *p;
 	bool reread;	/* the maps were read again for this copy */
+	bool unmarked;	/* the last pc looked up lies in code built without tables */
 };
 
 static size_t budget_left(const struct unwinder *u)
@@ -518,6 +519,8 @@ static const struct cfi_row *proc_row(void *ctx, uint64_t pc, uint64_t *vaddr,
 		read_maps(l->u, l->pid, l->p);
 		m = map_of(l->p, pc);
 	}
+	/* A file without any table (no mapping: a pc nowhere, no build's fault). */
+	l->unmarked = m && m->file && (!m->file->cfi || !cfi_file_gap_is_marked(m->file->cfi));
 	if (!m || !m->file || !m->file->cfi)
 		return NULL;
 	f = m->file;
@@ -593,6 +596,7 @@ uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool 
 	}
 	n = unwind_stack(c, c->len, ends_stack, proc_row, &l, ip, max, end, reads);
 	u->counts.end[*end]++;
+	u->counts.cut_no_table += *end == UNWIND_NO_CFI && l.unmarked;
 	for (size_t i = 0; !u->counts.machine && i < l.p->n; i++)
 		if (l.p->maps[i].file && l.p->maps[i].file->cfi)
 			u->counts.machine = cfi_file_machine(l.p->maps[i].file->cfi);

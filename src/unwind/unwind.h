@@ -87,6 +87,7 @@ struct unwind_counts {
 	uint64_t no_table;		/* files without: no CFI, unreadable */
 	uint64_t over_budget;		/* lookups refused: the budget was spent */
 	unsigned int machine;		/* ELF machine of the files unwound (0: none yet) */
+	uint64_t cut_no_table;		/* UNWIND_NO_CFI at code built without tables */
 };
 
 /*

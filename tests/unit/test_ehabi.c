@@ -266,6 +266,43 @@ static void test_libc(void)
 	cfi_table_free(&t);
 }
 
+/*
+ * A gap in a file with tables is its builder's mark (libc), a gap in one
+ * without is the build's (the hint applies); CFI files: always the build's.
+ */
+static void test_marked(void)
+{
+	static const struct { const char *path; bool marked; } files[] = {
+		{ LIBC_ARMHF, true },
+		{ "/lib/x86_64-linux-gnu/libc.so.6", false },
+	};
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		int fd = open(files[i].path, O_RDONLY);
+		struct cfi_file *f = fd >= 0 ? cfi_file_open(fd, err, sizeof(err)) : NULL;
+		char name[64];
+
+		snprintf(name, sizeof(name), "gap-marked-%s", i ? "x86_64" : "armhf");
+		CHECK(name, f && cfi_file_gap_is_marked(f) == files[i].marked, "%s: %s",
+		      files[i].path, f ? "wrong" : err);
+		cfi_file_close(f);
+		if (fd >= 0)
+			close(fd);
+	}
+	/* A program built without tables: crt1.o's CANTUNWIND alone. */
+	if (getenv("EHABI_NO_TABLES")) {
+		int fd = open(getenv("EHABI_NO_TABLES"), O_RDONLY);
+		struct cfi_file *f = fd >= 0 ? cfi_file_open(fd, err, sizeof(err)) : NULL;
+
+		CHECK("gap-marked-no-tables", f && !cfi_file_gap_is_marked(f), "%s",
+		      f ? "marked" : err);
+		cfi_file_close(f);
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
 /* ---- dump ---- */
 
 static const char *const kind_names[] = { "normal", "end", "gap", "expr", "signal" };
@@ -505,6 +542,7 @@ int main(int argc, char **argv)
 	test_decode();
 	test_tables();
 	test_libc();
+	test_marked();
 	CHECK("hint-armhf", strstr(unwind_cut_hint(EM_ARM), "-funwind-tables") &&
 	      !strstr(unwind_cut_hint(EM_ARM), "-fasynchronous"), "%s", unwind_cut_hint(EM_ARM));
 	return failures != 0;
