@@ -106,6 +106,13 @@ static int queue(void *ctx, const struct perf_event_header *rec, uint64_t time)
 		stacks_forget_pid(c->stacks, ((const struct perf_record_comm *)rec)->pid);
 	if (rec->type == PERF_RECORD_FORK && fork->pid == fork->tid)
 		stacks_forget_pid(c->stacks, fork->pid);
+	/* An exit: what the stacks keep of the thread (or process) goes. */
+	if (rec->type == PERF_RECORD_EXIT && rec->size >= sizeof(*fork)) {
+		if (stacks_forget_tid(c->stacks, fork->tid))
+			c->err = -1;
+		if (fork->pid == fork->tid)
+			stacks_forget_pid(c->stacks, fork->pid);
+	}
 	return ordered_queue(&c->q, rec, time);
 }
 
@@ -501,10 +508,12 @@ static int drain_map(struct collector *c, int fd, size_t key_size, sum_fn add)
 
 static int drain_sums(struct collector *c)
 {
+	stacks_drain_begin(c->stacks);
 	if (drain_map(c, c->ld->sums_fd, sizeof(struct offcpu_key), add_sum))
 		return -1;
 	if (c->wakers && drain_map(c, c->ld->wsums_fd, sizeof(struct offcpu_wkey), add_wsum))
 		return -1;
+	stacks_drain_end(c->stacks);
 	return 0;
 }
 
@@ -833,6 +842,9 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 		c->err = -1;
 	read_counters(c);
 	c->st.unwind = stacks_unwind_counts(c->stacks);
+	c->st.tables = *stacks_tables(c->stacks);
+	if (c->live)
+		live_tasks_count(c->live, &c->st.live_threads, &c->st.live_procs);
 	if (c->st.unwind)
 		c->st.counters[STAT_USTACK_WRONG] += stacks_wrong_reuses(c->stacks);
 	c->file.lost = collector_lost(&c->st) - c->lost_before;

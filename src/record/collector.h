@@ -15,6 +15,7 @@
 #include "record/blocked.h"
 #include "record/cli.h"
 #include "record/loader.h"
+#include "record/stacks.h"
 #include "offcpu.h"
 #include "format/perf_data.h"
 #include "unwind/unwind.h"
@@ -51,6 +52,9 @@ struct collector_stats {
 	uint64_t flight_merged;		/* of those inside a file already waited for */
 	uint64_t flight_peak;		/* the most bytes the window held */
 	uint64_t flight_left;		/* its bytes at the end, not written */
+	/* The tables a long recording keeps, at the end (-v: they do not grow) */
+	struct stacks_tables tables;
+	size_t live_threads, live_procs;	/* rotation, flight recorder: named in a new file */
 };
 
 /* --flight-recorder: the block that triggered a file (time 0: none, SIGUSR2). */

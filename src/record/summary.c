@@ -47,6 +47,25 @@ static void print_unwind(const uint64_t *n, const struct unwind_counts *u)
 			(unsigned long long)u->end[i]);
 }
 
+/*
+ * -v: what the tables that follow the recording's threads hold at its end,
+ * and held at most: an exit takes its thread out of each (a test's churn
+ * of short-lived threads checks they come back down).
+ */
+static void print_tables(const struct collector_stats *st)
+{
+	const struct stacks_tables *t = &st->tables;
+
+	if (t->ids_peak || t->procs)
+		fprintf(stderr, "[ offcpu: tables at the end: %zu dwarf stack ids (most %zu), "
+			"%zu distinct unwound stacks (most %zu), %zu threads in the stack cache "
+			"(most %zu), %zu processes' maps in the unwinder ]\n", t->ids, t->ids_peak,
+			t->stacks, t->stacks_peak, t->cached, t->cached_peak, t->procs);
+	if (st->live_threads || st->live_procs)
+		fprintf(stderr, "[ offcpu: live at the end (named in a new file): %zu threads, "
+			"%zu processes ]\n", st->live_threads, st->live_procs);
+}
+
 /* --flight-recorder: the files written and why, what the window held and lost. */
 static void print_flight_summary(const struct offcpu_opts *o, const struct collector_stats *st,
 				 const struct rotation *rot)
@@ -122,6 +141,8 @@ void summary_print(const struct offcpu_opts *o, const struct probe *p,
 		print_stack_cache(o, n);
 	if (o->verbose && st->unwind)
 		print_unwind(n, st->unwind);
+	if (o->verbose)
+		print_tables(st);
 	if (o->verbose && (n[STAT_USTACK_SPILLED] || n[STAT_KSTACK_SPILLED]))
 		fprintf(stderr, "[ offcpu: stacks keyed by their frames: %llu user and %llu kernel ]\n",
 			(unsigned long long)n[STAT_USTACK_SPILLED],

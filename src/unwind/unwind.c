@@ -529,7 +529,15 @@ uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool 
 	}
 	n = unwind_stack(c, c->len, ends_stack, proc_row, &l, ip, max, end, reads);
 	u->counts.end[*end]++;
+	/* Its maps were unreadable (gone): kept, it would stay for the run. */
+	if (!l.p->n)
+		unwinder_forget(u, c->pid);
 	return n;
+}
+
+size_t unwinder_nr_procs(const struct unwinder *u)
+{
+	return u->procs.n;
 }
 
 struct unwinder *unwinder_new(size_t table_budget)
