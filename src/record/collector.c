@@ -433,10 +433,30 @@ static int on_event(void *ctx, void *data, size_t size)
 			  e->ustack, size >= sizeof(*we) ? &we->w : NULL);
 }
 
+/*
+ * A sum of one block of --trigger-block or more: a long block the full
+ * ring sent to the sums (the threshold is at most --trigger-block), which
+ * triggers as it would have from the ring.  One summed with other blocks
+ * of its thread and stacks is not told apart: lost as a trigger, counted
+ * (STAT_TRIGGER_SUMMED less these).
+ */
+static void sum_trigger(struct collector *c, const struct offcpu_key *k, const struct offcpu_val *v)
+{
+	struct offcpu_event e = {
+		.time = v->last, .delta = v->total, .pid = k->pid, .tid = k->tid,
+	};
+
+	if (!c->o->trigger_ns || v->count != 1 || v->total < c->o->trigger_ns)
+		return;
+	c->st.flight_from_sums++;
+	flight_trigger(c, &e);
+}
+
 static int add_sum(struct collector *c, const void *key, const struct offcpu_val *v)
 {
 	const struct offcpu_key *k = key;
 
+	sum_trigger(c, k, v);
 	return add_sample(c, k->pid, k->tid, v->cpu, v->last, sum_uncredited(c, k, v->total),
 			  k->kstack, k->ustack, NULL);
 }
@@ -445,6 +465,7 @@ static int add_wsum(struct collector *c, const void *key, const struct offcpu_va
 {
 	const struct offcpu_wkey *k = key;
 
+	sum_trigger(c, &k->k, v);
 	return add_sample(c, k->k.pid, k->k.tid, v->cpu, v->last,
 			  sum_uncredited(c, &k->k, v->total), k->k.kstack, k->k.ustack, &k->w);
 }

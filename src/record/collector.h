@@ -50,6 +50,7 @@ struct collector_stats {
 	uint64_t flight_capped;		/* of those pushed out by the memory cap before their time */
 	uint64_t flight_triggers;	/* blocks of --trigger-block that passed the filters */
 	uint64_t flight_merged;		/* of those inside a file already waited for */
+	uint64_t flight_from_sums;	/* such blocks the full ring summed, found alone in a sum */
 	uint64_t flight_peak;		/* the most bytes the window held */
 	uint64_t flight_left;		/* its bytes at the end, not written */
 	/* The tables a long recording keeps, at the end (-v: they do not grow) */

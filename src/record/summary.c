@@ -66,6 +66,23 @@ static void print_tables(const struct collector_stats *st)
 			"%zu processes ]\n", st->live_threads, st->live_procs);
 }
 
+/*
+ * Blocks of --trigger-block that found the ring buffer full: summed in the
+ * kernel, a trigger only when alone in their sum.  Those lost as triggers
+ * are said, not just in the drops' "long blocks summed".
+ */
+static void print_triggers_summed(const struct collector_stats *st)
+{
+	uint64_t n = st->counters[STAT_TRIGGER_SUMMED], found = st->flight_from_sums;
+	uint64_t lost = n > found ? n - found : 0;
+
+	fprintf(stderr, "[ offcpu: flight recorder: %llu block%s of --trigger-block or more found the "
+		"ring buffer full: %llu still seen as a trigger (alone in its sum), %llu trigger%s "
+		"lost (summed with other blocks of the thread) ]\n", (unsigned long long)n,
+		n == 1 ? "" : "s", (unsigned long long)(n - lost), (unsigned long long)lost,
+		lost == 1 ? "" : "s");
+}
+
 /* --flight-recorder: the files written and why, what the window held and lost. */
 static void print_flight_summary(const struct offcpu_opts *o, const struct collector_stats *st,
 				 const struct rotation *rot)
@@ -82,6 +99,8 @@ static void print_flight_summary(const struct offcpu_opts *o, const struct colle
 		fprintf(stderr, "[ offcpu: flight recorder: %llu triggers, %llu of them inside a file "
 			"already waited for ]\n", (unsigned long long)st->flight_triggers,
 			(unsigned long long)st->flight_merged);
+	if (st->counters[STAT_TRIGGER_SUMMED])
+		print_triggers_summed(st);
 	if (st->flight_capped)
 		fprintf(stderr, "[ offcpu: flight recorder: %llu of %llu samples pushed out of the window "
 			"by its %.1f MiB before their %.3f s (raise SIZE: --flight-recorder SECS,SIZE) ]\n",
