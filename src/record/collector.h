@@ -56,6 +56,7 @@ struct collector_stats {
 	/* The tables a long recording keeps, at the end (-v: they do not grow) */
 	struct stacks_tables tables;
 	size_t live_threads, live_procs;	/* rotation, flight recorder: named in a new file */
+	size_t followed;		/* -p/-t/command: processes followed */
 };
 
 /* --flight-recorder: the block that triggered a file (time 0: none, SIGUSR2). */

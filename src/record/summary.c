@@ -61,6 +61,8 @@ static void print_tables(const struct collector_stats *st)
 			"%zu distinct unwound stacks (most %zu), %zu threads in the stack cache "
 			"(most %zu), %zu processes' maps in the unwinder ]\n", t->ids, t->ids_peak,
 			t->stacks, t->stacks_peak, t->cached, t->cached_peak, t->procs);
+	if (st->followed)
+		fprintf(stderr, "[ offcpu: processes followed at the end: %zu ]\n", st->followed);
 	if (st->live_threads || st->live_procs)
 		fprintf(stderr, "[ offcpu: live at the end (named in a new file): %zu threads, "
 			"%zu processes ]\n", st->live_threads, st->live_procs);
