@@ -112,6 +112,13 @@ static int queue(void *ctx, const struct perf_event_header *rec, uint64_t time)
 			c->err = -1;
 		if (fork->pid == fork->tid)
 			stacks_forget_pid(c->stacks, fork->pid);
+		/*
+		 * Its last thread: the kernel's pid filter lets it go too, or
+		 * after PID_FILTER_ENTRIES forks no new process is followed
+		 * (the tp variant's sched_process_free does this in BPF).
+		 */
+		if (!task_events_follows(c->te, fork->pid))
+			bpf_map_delete_elem(c->ld->pid_filter_fd, &fork->pid);
 	}
 	return ordered_queue(&c->q, rec, time);
 }

@@ -336,6 +336,11 @@ int task_events_read(struct task_events *te, record_fn fn, void *ctx)
 	return te->err;
 }
 
+bool task_events_follows(const struct task_events *te, uint32_t pid)
+{
+	return !te->filter || u32_set_has(&te->pids, pid);
+}
+
 size_t task_events_followed(const struct task_events *te)
 {
 	return te->pids.m.n;
