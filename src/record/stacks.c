@@ -30,7 +30,7 @@ struct interned {
 /*
  * A dwarf id's value in stacks->unwound: its interned stack, bit 0 set
  * once the id went into the stack cache (blocks may reuse it until the
- * thread's entry names another id, see stacks_retire).
+ * thread's entry names another id, see retire).
  */
 #define UNWOUND_CACHED	((uintptr_t)1)
 
@@ -375,11 +375,14 @@ static int unwound_put(struct stacks *s, uint32_t id, const struct stack *st, bo
 {
 	void *old = u32_map_get(&s->unwound, id);
 
-	if (old)	/* the ids wrapped around */
-		unwound_del(s, id, old);
-	if (u32_map_put(&s->unwound, id, (void *)((uintptr_t)st | (cached ? UNWOUND_CACHED : 0))))
-		return -1;
+	/* Counted first: the id's old stack (the ids wrapped) may be ST. */
 	hdr_of(st)->refs++;
+	if (old)
+		unwound_del(s, id, old);
+	if (u32_map_put(&s->unwound, id, (void *)((uintptr_t)st | (cached ? UNWOUND_CACHED : 0)))) {
+		unintern(s, st);
+		return -1;
+	}
 	if (s->unwound.n > s->tables.ids_peak)
 		s->tables.ids_peak = s->unwound.n;
 	return 0;
