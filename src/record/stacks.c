@@ -439,6 +439,8 @@ void stacks_drain_end(struct stacks *s)
 	size_t n = s->retired_safe;
 	void *v;
 
+	if (!n)
+		return;
 	for (size_t i = 0; i < n; i++)
 		if ((v = u32_map_get(&s->unwound, s->retired[i])) &&
 		    ((uintptr_t)v & UNWOUND_CACHED))
