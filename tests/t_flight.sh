@@ -257,8 +257,10 @@ stalled long 10 60 2000
 
 # Memory: 10 minutes, a cap the blocker fills (every block its own sample
 # at --off-cpu-thresh 1), VmRSS every 5 s; the first minute settles it.
+# --trigger-block 1500: on a loaded machine bl-long's 700 ms sleep once
+# waited 300 ms more for a CPU and wrote a second file.
 out=$WORK/mem
-"$OFFCPU" -v --flight-recorder 10,256K --trigger-block 1000 --off-cpu-thresh 1 -o "$out.data" -- \
+"$OFFCPU" -v --flight-recorder 10,256K --trigger-block 1500 --off-cpu-thresh 1 -o "$out.data" -- \
 	"$BLOCKER" -t 600 -S 2000 >"$out.out" 2>"$out.err" &
 op=$!
 while kill -0 $op 2>/dev/null; do
