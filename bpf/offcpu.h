@@ -51,6 +51,8 @@ struct offcpu_config {
 	__u32 tp_next_pid_off;
 	__u32 tp_parent_pid_off, tp_child_pid_off;	/* sched_process_fork */
 	__u32 tp_free_pid_off;				/* sched_process_free */
+	/* --trigger-block: such a block that finds the ring full is counted */
+	__u64 trigger_ns;
 };
 
 /*
@@ -259,6 +261,7 @@ enum offcpu_stat {
 	STAT_UCOPY_UNREADABLE,		/* of which nothing could be read at sp */
 	STAT_WAKER_NONE,		/* --wakers: a block ended with no wakeup seen */
 	STAT_WAKER_NO_USTACK,		/* --wakers: a waker's user stack not recorded */
+	STAT_TRIGGER_SUMMED,		/* a block of --trigger-block summed: the ring was full */
 	COUNTER_MAX,
 };
 

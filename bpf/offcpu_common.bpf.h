@@ -331,6 +331,17 @@ static __always_inline bool block_ends(struct offcpu_start *s, __u64 *now, __u64
 	return *delta >= cfg.min_ns && *delta <= cfg.max_ns;
 }
 
+/*
+ * A block of DELTA summed because the ring was full: one long enough to
+ * trigger the flight recorder is counted (user space finds it in the sums
+ * only when it is alone under its key).
+ */
+static __always_inline void count_trigger_summed(__u64 delta)
+{
+	if (cfg.trigger_ns && delta >= cfg.trigger_ns)
+		count(STAT_TRIGGER_SUMMED);
+}
+
 static __always_inline void send_event(__u32 pid, __u32 tid,
 				       struct offcpu_start *s, __u64 now,
 				       __u64 delta)
@@ -341,6 +352,7 @@ static __always_inline void send_event(__u32 pid, __u32 tid,
 	if (!e) {
 		/* User space is behind: keep the time, if not its own timestamp. */
 		count(DROP_RINGBUF);
+		count_trigger_summed(delta);
 		add_sum(pid, tid, s, now, delta);
 		return;
 	}

@@ -71,6 +71,7 @@ static __always_inline void send_wevent(__u32 pid, __u32 tid, struct offcpu_star
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count(DROP_RINGBUF);
+		count_trigger_summed(delta);
 		add_wsum(pid, tid, s, now, delta);
 		return;
 	}

@@ -142,13 +142,13 @@ pprof_checks() {
 		pass pprof-kernel-build-id || fail pprof-kernel-build-id "no build-id on a mapping"
 }
 
-# Bad input: one line, exit 1.
-pprof_bad() {	# NAME ARGS...
-	local name=$1
-	shift
+# Bad input: one line, exit RC (2: a bad option, 1: a failure at run time).
+pprof_bad() {	# NAME RC ARGS...
+	local name=$1 want=$2
+	shift 2
 	"$OFFCPU" report "$@" >"$WORK/o" 2>"$WORK/e"
 	local rc=$?
-	if [ $rc -eq 1 ] && [ "$(grep -c . "$WORK/e")" -eq 1 ]; then pass "pprof-bad-$name"
+	if [ $rc -eq "$want" ] && [ "$(grep -c . "$WORK/e")" -eq 1 ]; then pass "pprof-bad-$name"
 	else fail "pprof-bad-$name" "exit $rc: $(head -c 200 "$WORK/e")"; fi
 }
 
@@ -201,7 +201,7 @@ elif ! "$OFFCPU" -o "$WORK/r.data" -- "$BLOCKER" -t 2 >"$WORK/r.out" 2>"$WORK/re
 	fail pprof-record "$(tail -n 1 "$WORK/rec.err")"
 else
 	pprof_checks
-	pprof_bad with-svg -i "$WORK/r.data" --pprof "$WORK/x.pb.gz" --svg "$WORK/x.svg"
-	pprof_bad unwritable -i "$WORK/r.data" --pprof "$WORK/no/such/dir/p.pb.gz"
+	pprof_bad with-svg 2 -i "$WORK/r.data" --pprof "$WORK/x.pb.gz" --svg "$WORK/x.svg"
+	pprof_bad unwritable 1 -i "$WORK/r.data" --pprof "$WORK/no/such/dir/p.pb.gz"
 	status_checks
 fi

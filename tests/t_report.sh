@@ -284,10 +284,11 @@ if [ -f "$WORK/corrupt.data" ]; then
 	rc=$?
 	[ $rc -le 1 ] && pass report-bad-corrupt || fail report-bad-corrupt "exit $rc: $(head -c 200 "$WORK/e")"
 fi
+# A bad option or value: one line, exit 2 (a bad input is 1, as above).
 for a in "--top x" "--sort foo" "--pid 0" "--min-percent 200" "--bogus"; do
 	# shellcheck disable=SC2086
 	"$OFFCPU" report $a >"$WORK/o" 2>"$WORK/e"
 	rc=$?
-	[ $rc -eq 1 ] && [ "$(grep -c . "$WORK/e")" -eq 1 ] && pass "report-option-${a%% *}" \
+	[ $rc -eq 2 ] && [ "$(grep -c . "$WORK/e")" -eq 1 ] && pass "report-option-${a%% *}" \
 		|| fail "report-option-${a%% *}" "exit $rc: $(head -c 200 "$WORK/e")"
 done

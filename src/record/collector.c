@@ -106,6 +106,20 @@ static int queue(void *ctx, const struct perf_event_header *rec, uint64_t time)
 		stacks_forget_pid(c->stacks, ((const struct perf_record_comm *)rec)->pid);
 	if (rec->type == PERF_RECORD_FORK && fork->pid == fork->tid)
 		stacks_forget_pid(c->stacks, fork->pid);
+	/* An exit: what the stacks keep of the thread (or process) goes. */
+	if (rec->type == PERF_RECORD_EXIT && rec->size >= sizeof(*fork)) {
+		if (stacks_forget_tid(c->stacks, fork->tid))
+			c->err = -1;
+		if (fork->pid == fork->tid)
+			stacks_forget_pid(c->stacks, fork->pid);
+		/*
+		 * Its last thread: the kernel's pid filter lets it go too, or
+		 * after PID_FILTER_ENTRIES forks no new process is followed
+		 * (the tp variant's sched_process_free does this in BPF).
+		 */
+		if (!task_events_follows(c->te, fork->pid))
+			bpf_map_delete_elem(c->ld->pid_filter_fd, &fork->pid);
+	}
 	return ordered_queue(&c->q, rec, time);
 }
 
@@ -426,10 +440,30 @@ static int on_event(void *ctx, void *data, size_t size)
 			  e->ustack, size >= sizeof(*we) ? &we->w : NULL);
 }
 
+/*
+ * A sum of one block of --trigger-block or more: a long block the full
+ * ring sent to the sums (the threshold is at most --trigger-block), which
+ * triggers as it would have from the ring.  One summed with other blocks
+ * of its thread and stacks is not told apart: lost as a trigger, counted
+ * (STAT_TRIGGER_SUMMED less these).
+ */
+static void sum_trigger(struct collector *c, const struct offcpu_key *k, const struct offcpu_val *v)
+{
+	struct offcpu_event e = {
+		.time = v->last, .delta = v->total, .pid = k->pid, .tid = k->tid,
+	};
+
+	if (!c->o->trigger_ns || v->count != 1 || v->total < c->o->trigger_ns)
+		return;
+	c->st.flight_from_sums++;
+	flight_trigger(c, &e);
+}
+
 static int add_sum(struct collector *c, const void *key, const struct offcpu_val *v)
 {
 	const struct offcpu_key *k = key;
 
+	sum_trigger(c, k, v);
 	return add_sample(c, k->pid, k->tid, v->cpu, v->last, sum_uncredited(c, k, v->total),
 			  k->kstack, k->ustack, NULL);
 }
@@ -438,6 +472,7 @@ static int add_wsum(struct collector *c, const void *key, const struct offcpu_va
 {
 	const struct offcpu_wkey *k = key;
 
+	sum_trigger(c, &k->k, v);
 	return add_sample(c, k->k.pid, k->k.tid, v->cpu, v->last,
 			  sum_uncredited(c, &k->k, v->total), k->k.kstack, k->k.ustack, &k->w);
 }
@@ -501,10 +536,12 @@ static int drain_map(struct collector *c, int fd, size_t key_size, sum_fn add)
 
 static int drain_sums(struct collector *c)
 {
+	stacks_drain_begin(c->stacks);
 	if (drain_map(c, c->ld->sums_fd, sizeof(struct offcpu_key), add_sum))
 		return -1;
 	if (c->wakers && drain_map(c, c->ld->wsums_fd, sizeof(struct offcpu_wkey), add_wsum))
 		return -1;
+	stacks_drain_end(c->stacks);
 	return 0;
 }
 
@@ -833,6 +870,10 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 		c->err = -1;
 	read_counters(c);
 	c->st.unwind = stacks_unwind_counts(c->stacks);
+	c->st.tables = *stacks_tables(c->stacks);
+	c->st.followed = task_events_followed(c->te);
+	if (c->live)
+		live_tasks_count(c->live, &c->st.live_threads, &c->st.live_procs);
 	if (c->st.unwind)
 		c->st.counters[STAT_USTACK_WRONG] += stacks_wrong_reuses(c->stacks);
 	c->file.lost = collector_lost(&c->st) - c->lost_before;

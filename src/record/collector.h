@@ -15,6 +15,7 @@
 #include "record/blocked.h"
 #include "record/cli.h"
 #include "record/loader.h"
+#include "record/stacks.h"
 #include "offcpu.h"
 #include "format/perf_data.h"
 #include "unwind/unwind.h"
@@ -49,8 +50,13 @@ struct collector_stats {
 	uint64_t flight_capped;		/* of those pushed out by the memory cap before their time */
 	uint64_t flight_triggers;	/* blocks of --trigger-block that passed the filters */
 	uint64_t flight_merged;		/* of those inside a file already waited for */
+	uint64_t flight_from_sums;	/* such blocks the full ring summed, found alone in a sum */
 	uint64_t flight_peak;		/* the most bytes the window held */
 	uint64_t flight_left;		/* its bytes at the end, not written */
+	/* The tables a long recording keeps, at the end (-v: they do not grow) */
+	struct stacks_tables tables;
+	size_t live_threads, live_procs;	/* rotation, flight recorder: named in a new file */
+	size_t followed;		/* -p/-t/command: processes followed */
 };
 
 /* --flight-recorder: the block that triggered a file (time 0: none, SIGUSR2). */

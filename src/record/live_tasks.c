@@ -236,6 +236,12 @@ int live_tasks_emit(const struct live_tasks *lt, uint64_t id, record_fn fn, void
 	return err;
 }
 
+void live_tasks_count(const struct live_tasks *lt, size_t *threads, size_t *procs)
+{
+	*threads = lt->threads.n;
+	*procs = lt->procs.n;
+}
+
 void live_tasks_free(struct live_tasks *lt)
 {
 	if (!lt)

@@ -14,6 +14,7 @@
 #ifndef OFFCPU_LIVE_TASKS_H
 #define OFFCPU_LIVE_TASKS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <linux/perf_event.h>
 
@@ -28,6 +29,9 @@ int live_tasks_note(struct live_tasks *lt, const struct perf_event_header *rec);
 
 /* A COMM per live thread, then each live process's maps, through FN (time 0). */
 int live_tasks_emit(const struct live_tasks *lt, uint64_t id, record_fn fn, void *ctx);
+
+/* The threads and processes it holds (an exit takes them out). */
+void live_tasks_count(const struct live_tasks *lt, size_t *threads, size_t *procs);
 
 void live_tasks_free(struct live_tasks *lt);
 

@@ -180,6 +180,7 @@ static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
 {
 	const struct offcpu_config cfg = {
 		.thresh_ns = o->thresh_ns,
+		.trigger_ns = o->trigger_ns,
 		.min_ns = o->min_block_ns,
 		.max_ns = o->max_block_ns,
 		.state_mask = o->state_mask,

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Stack ids to frames: the stack maps, the spill maps and their caches. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 
@@ -15,6 +17,22 @@ struct stack_set {
 	struct stack **v;	/* open addressing by the frames' hash */
 	size_t cap, n;
 };
+
+/*
+ * An interned stack's header, just before it: the dwarf ids naming it
+ * (it goes with the last) and its hash (for the set's deletions).
+ */
+struct interned {
+	uint32_t refs;
+	uint32_t hash;
+};
+
+/*
+ * A dwarf id's value in stacks->unwound: its interned stack, bit 0 set
+ * once the id went into the stack cache (blocks may reuse it until the
+ * thread's entry names another id, see retire).
+ */
+#define UNWOUND_CACHED	((uintptr_t)1)
 
 /* Stacks of the spill maps by id, sorted (user, kernel). */
 struct spilled {
@@ -34,8 +52,17 @@ struct stacks {
 	struct spill_cache spilled[2];
 	uint64_t *buf;		/* one stack map value */
 	struct unwinder *unwinder;	/* --call-graph dwarf, else NULL */
-	struct u32_map unwound;		/* dwarf id -> its stack in interned */
-	struct stack_set interned;	/* every distinct unwound stack, once */
+	struct u32_map unwound;		/* dwarf id -> its stack in interned (UNWOUND_CACHED) */
+	struct stack_set interned;	/* every distinct stack the ids name, once */
+	struct u32_map cached;		/* tid -> the id its stack cache entry holds */
+	/*
+	 * Cached ids no longer in the cache: freed once the sums map has been
+	 * drained since (blocks that reused them may be summed there still);
+	 * the first retired_safe of them were retired before the drain began.
+	 */
+	uint32_t *retired;
+	size_t nr_retired, retired_cap, retired_safe;
+	struct stacks_tables tables;	/* their sizes, for -v */
 	uint64_t wrong_reuses;		/* --stack-cache verify, dwarf */
 	uint64_t cache_cleared;		/* the dwarf stack cache map was full */
 	struct offcpu_ucopy *sample_copy;	/* a -F sample's registers and stack */
@@ -149,6 +176,16 @@ static const struct stack *get_spilled(struct stacks *s, int32_t id, bool kernel
 	return find_spilled(sc, sc->n, id);
 }
 
+static const struct stack *unwound_get(const struct stacks *s, uint32_t id)
+{
+	return (const void *)((uintptr_t)u32_map_get(&s->unwound, id) & ~UNWOUND_CACHED);
+}
+
+static struct interned *hdr_of(const struct stack *st)
+{
+	return (struct interned *)st - 1;
+}
+
 const struct stack *stacks_get(struct stacks *s, int32_t id, bool kernel)
 {
 	size_t slot = (size_t)id + (kernel ? s->nr_ids : 0);
@@ -156,7 +193,7 @@ const struct stack *stacks_get(struct stacks *s, int32_t id, bool kernel)
 	if (id >= 0 && (id & OFFCPU_SPILL_ID))
 		return get_spilled(s, id, kernel);
 	if (id >= 0 && (id & OFFCPU_DWARF_ID) && !kernel)
-		return u32_map_get(&s->unwound, id);
+		return unwound_get(s, id);
 	if (id < 0 || (size_t)id >= s->nr_ids)
 		return NULL;
 	if (s->by_id[slot])
@@ -174,6 +211,7 @@ static const struct stack *intern(struct stacks *s, const uint64_t *ip, uint32_t
 {
 	struct stack_set *set = &s->interned;
 	uint32_t h = fnv1a(FNV1A_INIT, ip, n * sizeof(*ip));
+	struct interned *hdr;
 	struct stack *st;
 	size_t i;
 
@@ -189,7 +227,7 @@ static const struct stack *intern(struct stacks *s, const uint64_t *ip, uint32_t
 
 			if (!o)
 				continue;
-			j = fnv1a(FNV1A_INIT, o->ip, o->nr * sizeof(*o->ip)) & (g.cap - 1);
+			j = hdr_of(o)->hash & (g.cap - 1);
 			while (g.v[j])
 				j = (j + 1) & (g.cap - 1);
 			g.v[j] = set->v[i];
@@ -201,22 +239,114 @@ static const struct stack *intern(struct stacks *s, const uint64_t *ip, uint32_t
 	for (i = h & (set->cap - 1); set->v[i]; i = (i + 1) & (set->cap - 1))
 		if (set->v[i]->nr == n && !memcmp(set->v[i]->ip, ip, n * sizeof(*ip)))
 			return set->v[i];
-	st = malloc(sizeof(*st) + n * sizeof(*ip));
-	if (!st)
+	hdr = malloc(sizeof(*hdr) + sizeof(*st) + n * sizeof(*ip));
+	if (!hdr)
 		return NULL;
+	*hdr = (struct interned){ 0, h };
+	st = (struct stack *)(hdr + 1);
 	st->nr = n;
 	memcpy(st->ip, ip, n * sizeof(*ip));
 	set->v[i] = st;
-	set->n++;
+	if (++set->n > s->tables.stacks_peak)
+		s->tables.stacks_peak = set->n;
 	return st;
+}
+
+/* One id less names ST: the last takes it out of the set (backward shift). */
+static void unintern(struct stacks *s, const struct stack *st)
+{
+	struct stack_set *set = &s->interned;
+	struct interned *hdr = hdr_of(st);
+	size_t mask = set->cap - 1, hole, i;
+
+	if (--hdr->refs)
+		return;
+	for (hole = hdr->hash & mask; set->v[hole] != st; hole = (hole + 1) & mask)
+		;
+	set->v[hole] = NULL;
+	set->n--;
+	for (i = (hole + 1) & mask; set->v[i]; i = (i + 1) & mask) {
+		size_t home = hdr_of(set->v[i])->hash & mask;
+
+		/* Stays if its home lies cyclically in (hole, i]. */
+		if ((i > hole) ? (home > hole && home <= i) : (home > hole || home <= i))
+			continue;
+		set->v[hole] = set->v[i];
+		set->v[i] = NULL;
+		hole = i;
+	}
+	free(hdr);
+}
+
+/* Forgets dwarf ID (its value V in unwound). */
+static void unwound_del(struct stacks *s, uint32_t id, void *v)
+{
+	u32_map_del(&s->unwound, id);
+	unintern(s, (const void *)((uintptr_t)v & ~UNWOUND_CACHED));
+}
+
+/* Cached ID will not be reused: it goes after the next drain of the sums. */
+static int retire(struct stacks *s, uint32_t id)
+{
+	if (s->nr_retired == s->retired_cap) {
+		size_t cap = s->retired_cap ? 2 * s->retired_cap : 256;
+		uint32_t *v = realloc(s->retired, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		s->retired = v;
+		s->retired_cap = cap;
+	}
+	s->retired[s->nr_retired++] = id;
+	return 0;
+}
+
+/* TID's stack cache entry holds ID now (0: none); the id it held retires. */
+static int cache_holds(struct stacks *s, uint32_t tid, uint32_t id)
+{
+	uint32_t old = (uintptr_t)(id ? u32_map_get(&s->cached, tid) : u32_map_del(&s->cached, tid));
+
+	if (id && u32_map_put(&s->cached, tid, (void *)(uintptr_t)id))
+		return -1;
+	if (s->cached.n > s->tables.cached_peak)
+		s->tables.cached_peak = s->cached.n;
+	return old && old != id ? retire(s, old) : 0;
+}
+
+/*
+ * The cache map was emptied: the threads gone meanwhile (whose exit was
+ * not seen) let their ids go; a live thread's id may still name the block
+ * it is in.
+ */
+static int cache_sweep(struct stacks *s)
+{
+	struct u32_map *m = &s->cached;
+	uint32_t *gone = m->n ? calloc(m->n, sizeof(*gone)) : NULL;
+	size_t n = 0;
+	char path[32];
+	int err = 0;
+
+	/* Gathered first: a deletion moves later entries back into its hole. */
+	for (size_t i = 0; gone && i < m->cap; i++) {
+		if (!m->vals[i])
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u", m->keys[i]);
+		if (access(path, F_OK))
+			gone[n++] = m->keys[i];
+	}
+	for (size_t i = 0; i < n && !err; i++)
+		err = cache_holds(s, gone[i], 0);
+	free(gone);
+	return err;
 }
 
 /*
  * The stack cache's entry for the copy's thread: its registers and the words
  * its unwinding read.  A full map is emptied (entries of exited threads
- * linger): only reuses are lost, never a wrong one made.
+ * linger when their exit was not seen): only reuses are lost, never a
+ * wrong one made.  False when the entry could not be written.
  */
-static void install_cache(struct stacks *s, const struct offcpu_ucopy *c,
+static bool install_cache(struct stacks *s, const struct offcpu_ucopy *c,
 			  const struct unwind_reads *r)
 {
 	struct offcpu_ucache e = {
@@ -229,13 +359,33 @@ static void install_cache(struct stacks *s, const struct offcpu_ucopy *c,
 	memcpy(e.addr, r->addr, r->n * sizeof(*e.addr));
 	memcpy(e.val, r->val, r->n * sizeof(*e.val));
 	if (!bpf_map_update_elem(s->ld->ucache_fd, &c->tid, &e, BPF_ANY))
-		return;
+		return true;
 	while (!bpf_map_get_next_key(s->ld->ucache_fd, NULL, &next)) {
 		key = next;
 		bpf_map_delete_elem(s->ld->ucache_fd, &key);
 	}
 	s->cache_cleared++;
-	bpf_map_update_elem(s->ld->ucache_fd, &c->tid, &e, BPF_ANY);
+	if (cache_sweep(s))
+		return false;
+	return !bpf_map_update_elem(s->ld->ucache_fd, &c->tid, &e, BPF_ANY);
+}
+
+/* Dwarf id ID names ST now (its cache entry: CACHED); an old value goes. */
+static int unwound_put(struct stacks *s, uint32_t id, const struct stack *st, bool cached)
+{
+	void *old = u32_map_get(&s->unwound, id);
+
+	/* Counted first: the id's old stack (the ids wrapped) may be ST. */
+	hdr_of(st)->refs++;
+	if (old)
+		unwound_del(s, id, old);
+	if (u32_map_put(&s->unwound, id, (void *)((uintptr_t)st | (cached ? UNWOUND_CACHED : 0)))) {
+		unintern(s, st);
+		return -1;
+	}
+	if (s->unwound.n > s->tables.ids_peak)
+		s->tables.ids_peak = s->unwound.n;
+	return 0;
 }
 
 int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
@@ -243,6 +393,7 @@ int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
 	struct unwind_reads reads;
 	enum unwind_end end;
 	const struct stack *st;
+	bool cached;
 	uint32_t n;
 
 	if (!s->unwinder || size < sizeof(*c) || c->len > size - sizeof(*c))
@@ -251,20 +402,61 @@ int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
 	n = unwinder_unwind(s->unwinder, c, c->len < size - sizeof(*c), s->buf, s->ld->max_stack,
 			    &end, &reads);
 	st = intern(s, s->buf, n);
-	if (!st || u32_map_put(&s->unwound, c->id, (void *)st))
+	if (!st)
 		return -1;
 	/* --stack-cache verify: the stack the cache would have reused, compared. */
-	if (c->reuse_id && u32_map_get(&s->unwound, c->reuse_id) != st)
+	if (c->reuse_id && unwound_get(s, c->reuse_id) != st)
 		s->wrong_reuses++;
-	if (s->ld->ucache_fd >= 0 && unwind_cacheable(end, &reads))
-		install_cache(s, c, &reads);
-	return 0;
+	cached = s->ld->ucache_fd >= 0 && unwind_cacheable(end, &reads) &&
+		 install_cache(s, c, &reads);
+	if (unwound_put(s, c->id, st, cached))
+		return -1;
+	return cached ? cache_holds(s, c->tid, c->id) : 0;
 }
 
 void stacks_forget_pid(struct stacks *s, uint32_t pid)
 {
 	if (s->unwinder)
 		unwinder_forget(s->unwinder, pid);
+}
+
+int stacks_forget_tid(struct stacks *s, uint32_t tid)
+{
+	if (!s->unwinder || !u32_map_get(&s->cached, tid))
+		return 0;
+	/* Its entry in the cache map too: it would linger until the map fills. */
+	bpf_map_delete_elem(s->ld->ucache_fd, &tid);
+	return cache_holds(s, tid, 0);
+}
+
+void stacks_drain_begin(struct stacks *s)
+{
+	s->retired_safe = s->nr_retired;
+}
+
+void stacks_drain_end(struct stacks *s)
+{
+	size_t n = s->retired_safe;
+	void *v;
+
+	if (!n)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if ((v = u32_map_get(&s->unwound, s->retired[i])) &&
+		    ((uintptr_t)v & UNWOUND_CACHED))
+			unwound_del(s, s->retired[i], v);
+	memmove(s->retired, s->retired + n, (s->nr_retired - n) * sizeof(*s->retired));
+	s->nr_retired -= n;
+	s->retired_safe = 0;
+}
+
+const struct stacks_tables *stacks_tables(struct stacks *s)
+{
+	s->tables.ids = s->unwound.n;
+	s->tables.stacks = s->interned.n;
+	s->tables.cached = s->cached.n;
+	s->tables.procs = s->unwinder ? unwinder_nr_procs(s->unwinder) : 0;
+	return &s->tables;
 }
 
 uint32_t stacks_unwind_regs(void *ctx, uint32_t pid, uint32_t tid, const uint64_t regs[4],
@@ -286,9 +478,12 @@ uint32_t stacks_unwind_regs(void *ctx, uint32_t pid, uint32_t tid, const uint64_
 
 void stacks_done(struct stacks *s, int32_t id)
 {
-	/* Without the cache an id names one block: forget it (ids repeat). */
-	if (id >= 0 && (id & OFFCPU_DWARF_ID) && s->ld->ucache_fd < 0)
-		u32_map_del(&s->unwound, id);
+	void *v;
+
+	/* An id never cached names one block: forget it (ids repeat). */
+	if (id >= 0 && (id & OFFCPU_DWARF_ID) && (v = u32_map_get(&s->unwound, id)) &&
+	    !((uintptr_t)v & UNWOUND_CACHED))
+		unwound_del(s, id, v);
 }
 
 uint64_t stacks_wrong_reuses(const struct stacks *s)
@@ -339,8 +534,11 @@ void stacks_free(struct stacks *s)
 	free(s->by_id);
 	free(s->buf);
 	u32_map_free(&s->unwound, NULL);
+	u32_map_free(&s->cached, NULL);
+	free(s->retired);
 	for (size_t i = 0; i < s->interned.cap; i++)
-		free(s->interned.v[i]);
+		if (s->interned.v[i])
+			free(hdr_of(s->interned.v[i]));
 	free(s->interned.v);
 	unwinder_free(s->unwinder);
 	free(s);

@@ -11,6 +11,7 @@
 #define OFFCPU_STACKS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "record/loader.h"
@@ -37,8 +38,33 @@ const struct stack *stacks_get(struct stacks *s, int32_t id, bool kernel);
  */
 int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size);
 
-/* The one block of user stack ID was written: a dwarf id's frames go. */
+/*
+ * The one block of user stack ID was written: the frames of a dwarf id
+ * never cached go (a cached one goes once it leaves the cache).
+ */
 void stacks_done(struct stacks *s, int32_t id);
+
+/*
+ * Thread TID exited: the id its stack cache entry held retires, and the
+ * entry goes; -1 when out of memory.
+ */
+int stacks_forget_tid(struct stacks *s, uint32_t tid);
+
+/*
+ * Around each drain of the sums map: the cached ids retired before it
+ * began are freed after it (a sum of blocks that reused one is drained).
+ */
+void stacks_drain_begin(struct stacks *s);
+void stacks_drain_end(struct stacks *s);
+
+/* What the tables of a long recording hold, and held at most (-v). */
+struct stacks_tables {
+	size_t ids, ids_peak;		/* dwarf ids with their frames */
+	size_t stacks, stacks_peak;	/* distinct unwound stacks they name */
+	size_t cached, cached_peak;	/* threads with a stack cache entry */
+	size_t procs;			/* processes whose maps the unwinder holds */
+};
+const struct stacks_tables *stacks_tables(struct stacks *s);
 
 /* PID exec'ed, or a new process has it: unwind its stacks with its new maps. */
 void stacks_forget_pid(struct stacks *s, uint32_t pid);

@@ -56,6 +56,44 @@ static void print_unwind(const uint64_t *n, const struct unwind_counts *u)
 			(unsigned long long)(u->end[UNWIND_NO_CFI] - u->cut_no_table));
 }
 
+/*
+ * -v: what the tables that follow the recording's threads hold at its end,
+ * and held at most: an exit takes its thread out of each (a test's churn
+ * of short-lived threads checks they come back down).
+ */
+static void print_tables(const struct collector_stats *st)
+{
+	const struct stacks_tables *t = &st->tables;
+
+	if (t->ids_peak || t->procs)
+		fprintf(stderr, "[ offcpu: tables at the end: %zu dwarf stack ids (most %zu), "
+			"%zu distinct unwound stacks (most %zu), %zu threads in the stack cache "
+			"(most %zu), %zu processes' maps in the unwinder ]\n", t->ids, t->ids_peak,
+			t->stacks, t->stacks_peak, t->cached, t->cached_peak, t->procs);
+	if (st->followed)
+		fprintf(stderr, "[ offcpu: processes followed at the end: %zu ]\n", st->followed);
+	if (st->live_threads || st->live_procs)
+		fprintf(stderr, "[ offcpu: live at the end (named in a new file): %zu threads, "
+			"%zu processes ]\n", st->live_threads, st->live_procs);
+}
+
+/*
+ * Blocks of --trigger-block that found the ring buffer full: summed in the
+ * kernel, a trigger only when alone in their sum.  Those lost as triggers
+ * are said, not just in the drops' "long blocks summed".
+ */
+static void print_triggers_summed(const struct collector_stats *st)
+{
+	uint64_t n = st->counters[STAT_TRIGGER_SUMMED], found = st->flight_from_sums;
+	uint64_t lost = n > found ? n - found : 0;
+
+	fprintf(stderr, "[ offcpu: flight recorder: %llu block%s of --trigger-block or more found the "
+		"ring buffer full: %llu still seen as a trigger (alone in its sum), %llu trigger%s "
+		"lost (summed with other blocks of the thread) ]\n", (unsigned long long)n,
+		n == 1 ? "" : "s", (unsigned long long)(n - lost), (unsigned long long)lost,
+		lost == 1 ? "" : "s");
+}
+
 /* --flight-recorder: the files written and why, what the window held and lost. */
 static void print_flight_summary(const struct offcpu_opts *o, const struct collector_stats *st,
 				 const struct rotation *rot)
@@ -72,6 +110,8 @@ static void print_flight_summary(const struct offcpu_opts *o, const struct colle
 		fprintf(stderr, "[ offcpu: flight recorder: %llu triggers, %llu of them inside a file "
 			"already waited for ]\n", (unsigned long long)st->flight_triggers,
 			(unsigned long long)st->flight_merged);
+	if (st->counters[STAT_TRIGGER_SUMMED])
+		print_triggers_summed(st);
 	if (st->flight_capped)
 		fprintf(stderr, "[ offcpu: flight recorder: %llu of %llu samples pushed out of the window "
 			"by its %.1f MiB before their %.3f s (raise SIZE: --flight-recorder SECS,SIZE) ]\n",
@@ -131,6 +171,8 @@ void summary_print(const struct offcpu_opts *o, const struct probe *p,
 		print_stack_cache(o, n);
 	if (o->verbose && st->unwind)
 		print_unwind(n, st->unwind);
+	if (o->verbose)
+		print_tables(st);
 	if (o->verbose && (n[STAT_USTACK_SPILLED] || n[STAT_KSTACK_SPILLED]))
 		fprintf(stderr, "[ offcpu: stacks keyed by their frames: %llu user and %llu kernel ]\n",
 			(unsigned long long)n[STAT_USTACK_SPILLED],

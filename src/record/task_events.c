@@ -48,6 +48,14 @@ struct task_events {
 	uint64_t lost_samples;
 	bool filter;
 	struct u32_set pids;
+	/*
+	 * Processes born during the recording: pid -> its live threads (each
+	 * was seen forking).  The last one's exit takes the pid out of pids:
+	 * the set follows the live processes over a long recording, and a
+	 * pid handed out again is not followed.  Those alive at the start
+	 * stay (their threads were never counted).
+	 */
+	struct u32_map born;
 	struct ordered_events batch;	/* one read of all rings, sorted for the filter */
 	void *scratch;		/* a record that wrapped around its ring */
 	struct task_events_unwind uw;	/* fn NULL: the kernel walks -F user stacks */
@@ -196,6 +204,28 @@ static uint64_t rec_time(const struct perf_event_header *h)
 	return sid.time;
 }
 
+/* A tracked FORK: a new process, or a thread of one born while recording. */
+static void born_fork(struct task_events *te, const struct perf_record_fork *f)
+{
+	uintptr_t n = f->pid != f->ppid ? 0 : (uintptr_t)u32_map_get(&te->born, f->pid);
+
+	if ((f->pid != f->ppid || n) && u32_map_put(&te->born, f->pid, (void *)(n + 1)))
+		te->err = -1;
+}
+
+/* A tracked EXIT: the last thread of a process born while recording. */
+static void born_exit(struct task_events *te, const struct perf_record_fork *f)
+{
+	uintptr_t n = (uintptr_t)u32_map_get(&te->born, f->pid);
+
+	if (n > 1 && u32_map_put(&te->born, f->pid, (void *)(n - 1)))
+		te->err = -1;
+	if (n == 1) {
+		u32_map_del(&te->born, f->pid);
+		u32_map_del(&te->pids.m, f->pid);
+	}
+}
+
 /* Whether the record of a tracked process P, following forks (-p/-t/command). */
 static bool keep(struct task_events *te, const struct perf_event_header *h)
 {
@@ -209,11 +239,18 @@ static bool keep(struct task_events *te, const struct perf_event_header *h)
 	case PERF_RECORD_FORK:
 		if (u32_set_has(&te->pids, fork->ppid) && u32_set_add(&te->pids, fork->pid))
 			te->err = -1;
-		return u32_set_has(&te->pids, fork->pid);
+		if (!u32_set_has(&te->pids, fork->pid))
+			return false;
+		born_fork(te, fork);
+		return true;
 	case PERF_RECORD_SAMPLE:
 		return h->size >= offsetof(struct perf_record_sample_head, time) &&
 		       u32_set_has(&te->pids, sample->pid);
 	case PERF_RECORD_EXIT:
+		if (!u32_set_has(&te->pids, fork->pid))
+			return false;
+		born_exit(te, fork);
+		return true;
 	case PERF_RECORD_COMM:
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
@@ -297,6 +334,16 @@ int task_events_read(struct task_events *te, record_fn fn, void *ctx)
 	}
 	ordered_flush(&te->batch, UINT64_MAX, &sink);
 	return te->err;
+}
+
+bool task_events_follows(const struct task_events *te, uint32_t pid)
+{
+	return !te->filter || u32_set_has(&te->pids, pid);
+}
+
+size_t task_events_followed(const struct task_events *te)
+{
+	return te->pids.m.n;
 }
 
 uint64_t task_events_lost(const struct task_events *te)
@@ -534,6 +581,7 @@ void task_events_free(struct task_events *te)
 			close(te->fds[i]);
 	}
 	u32_set_free(&te->pids);
+	u32_map_free(&te->born, NULL);
 	ordered_free(&te->batch);
 	free(te->scratch);
 	free(te->rewritten);

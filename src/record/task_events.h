@@ -57,6 +57,15 @@ uint64_t task_events_id(const struct task_events *te);
 /* Everything in the rings, filtered; -1 if something could not be kept. */
 int task_events_read(struct task_events *te, record_fn fn, void *ctx);
 
+/*
+ * Whether PID's records are kept: always without a filter; with one, from
+ * its fork (or the start) until its last thread's exit.
+ */
+bool task_events_follows(const struct task_events *te, uint32_t pid);
+
+/* The processes followed now (-p/-t/command: an exit takes them out). */
+size_t task_events_followed(const struct task_events *te);
+
 /* Records the rings overflowed (PERF_RECORD_LOST). */
 uint64_t task_events_lost(const struct task_events *te);
 /* -F: the on-CPU sampling starts (opened disabled). */

@@ -47,7 +47,8 @@ int report_main(int argc, char **argv)
 		goto out;
 	ret = rpt_parse_opts(&r->o, argc, argv);
 	if (ret) {
-		ret = ret > 0 ? 0 : 1;
+		/* --help, or a bad option or value: 2, as offcpu's own (docs/offcpu.1). */
+		ret = ret > 0 ? 0 : 2;
 		goto out;
 	}
 	/* pprof's samples carry their thread: one aggregate per thread. */

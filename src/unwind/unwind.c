@@ -600,7 +600,15 @@ uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool 
 	for (size_t i = 0; !u->counts.machine && i < l.p->n; i++)
 		if (l.p->maps[i].file && l.p->maps[i].file->cfi)
 			u->counts.machine = cfi_file_machine(l.p->maps[i].file->cfi);
+	/* Its maps were unreadable (gone): kept, it would stay for the run. */
+	if (!l.p->n)
+		unwinder_forget(u, c->pid);
 	return n;
+}
+
+size_t unwinder_nr_procs(const struct unwinder *u)
+{
+	return u->procs.n;
 }
 
 const char *unwind_cut_hint(unsigned int machine)

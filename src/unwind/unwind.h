@@ -81,6 +81,9 @@ uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool 
 /* PID exec'ed or is another process now: its maps are read again. */
 void unwinder_forget(struct unwinder *u, uint32_t pid);
 
+/* The processes whose maps it holds (forgotten at exit, exec, pid reuse). */
+size_t unwinder_nr_procs(const struct unwinder *u);
+
 struct unwind_counts {
 	uint64_t end[UNWIND_NR];
 	uint64_t files, table_bytes;	/* files with CFI read, and their rows' bytes */
