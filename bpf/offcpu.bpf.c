@@ -495,6 +495,37 @@ int on_switch_raw(unsigned long long *ctx)
 	return on_switch(ctx, false, false);
 }
 
+#ifdef OFFCPU_PREEMPT_COUNT
+/*
+ * Whether CUR, the current task, runs an interrupt: its preempt_count's
+ * hardirq bits (0xf0000) or serving-softirq bit (0x100), as in_hardirq()
+ * and in_serving_softirq() read them.  Only where the waker's kernel stack
+ * cannot tell (vmlinux_min.h).
+ */
+static __always_inline __u32 waker_irqctx(struct task_struct *cur)
+{
+	struct task_struct___ti *t = (void *)cur;
+	struct thread_info *ti;
+	int pc = 0;
+
+	if (bpf_core_field_exists(t->thread_info))
+		ti = __builtin_preserve_access_index(&t->thread_info);
+	else
+		ti = (void *)CORE_READ_LONG(cur, stack);
+	if (!ti || !bpf_core_field_exists(ti->preempt_count) ||
+	    bpf_core_read(&pc, sizeof(pc), &ti->preempt_count))
+		return 0;
+	if (pc & 0xf0000)
+		return OFFCPU_WAKER_HARDIRQ;
+	return pc & 0x100 ? OFFCPU_WAKER_SOFTIRQ : OFFCPU_WAKER_TASKCTX;
+}
+#else
+static __always_inline __u32 waker_irqctx(struct task_struct *cur __attribute__((unused)))
+{
+	return 0;
+}
+#endif
+
 /*
  * --wakers: P is being woken by the current task (or by an interrupt).  Only
  * a thread with a block in progress (start time set) is of interest, so the
@@ -509,7 +540,7 @@ static __always_inline int on_waking(void *ctx, struct task_struct *p, bool task
 	s = start_of(p, TASK_READ(tp_btf, p, pid), task_storage, false);
 	if (!s || !s->ts)
 		return 0;
-	note_waker(ctx, s, BPF_CORE_READ(cur, flags) & OFFCPU_PF_KTHREAD);
+	note_waker(ctx, s, BPF_CORE_READ(cur, flags) & OFFCPU_PF_KTHREAD, waker_irqctx(cur));
 	return 0;
 }
 

@@ -207,6 +207,20 @@ struct pt_regs {
  * them: fp points just above {caller's fp, sp, lr}, 4-byte words.
  */
 #define OFFCPU_UWORD __u32
+/*
+ * A raw_tp program's kernel stacks end in the program here (the kernel's
+ * unwinder starts from its helper's caller, which it has no tables for), so
+ * the wakers' interrupt context is read from preempt_count instead: in
+ * task_struct::thread_info (THREAD_INFO_IN_TASK, 6.x) or at the base of
+ * the kernel stack (5.10).
+ */
+#define OFFCPU_PREEMPT_COUNT 1
+struct thread_info {
+	int preempt_count;
+} __attribute__((preserve_access_index));
+struct task_struct___ti {
+	struct thread_info thread_info;
+} __attribute__((preserve_access_index));
 #define OFFCPU_FRAME_REC (-12)
 #define OFFCPU_FRAME_RET 8
 #define OFFCPU_URETS(sp_, fp_, r1_, r2_) offcpu_frame_rets(fp_, &(r1_), &(r2_))

@@ -34,10 +34,14 @@ dbg_btf() {
 		(cd "$DL" && "$APT" download -q "$pkg/$suite" >&2)
 		deb=$(ls "$DL"/"${pkg}"_*.deb | head -1)
 	fi
-	# linux-image-<release>-dbg holds ./usr/lib/debug/boot/vmlinux-<release>.
+	# linux-image-<release>-dbg holds ./usr/lib/debug/boot/vmlinux-<release>;
+	# since 7.x a symlink to ./usr/lib/debug/lib/modules/<release>/vmlinux,
+	# which tar -O reads as nothing: the regular file of the two.
 	release=${pkg#linux-image-}
 	release=${release%-dbg}
-	vmlinux=./usr/lib/debug/boot/vmlinux-$release
+	vmlinux=$(dpkg-deb -c "$deb" | awk -v r="$release" '$1 ~ /^-/ &&
+		($6 == "./usr/lib/debug/boot/vmlinux-" r || $6 == "./usr/lib/debug/lib/modules/" r "/vmlinux") { print $6 }' | head -1)
+	[ -n "$vmlinux" ] || { echo "generate.sh: no vmlinux in $deb" >&2; return 1; }
 	full=$DL/vmlinux-$release.btf
 	if [ ! -s "$full" ]; then
 		if [ ! -s "$DL/vmlinux-$release" ]; then
