@@ -288,6 +288,32 @@ EARLY_SAID = {'full': 'both threads with their stacks',
 	      'none': 'the thread blocking during the recording (threads asleep at the start not seen)'}
 
 
+def host_report_verdict(a):
+	"""The host's own offcpu (x86_64, run.sh built it) reads the guest's
+	recording (a) with --symfs: its user frames per thread equal the
+	on-device report's (kernel frames need the guest's kallsyms).  None
+	when they do, or where no host binary runs here; else why not."""
+	host = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'build',
+			    'host-board', 'offcpu')
+	if not os.access(host, os.X_OK):
+		return None
+	try:
+		out = subprocess.run([host, 'report', '-T', '-i', f'{a.dir}/perf.data', '--symfs',
+				      a.symfs, '--folded'], capture_output=True, text=True,
+				     timeout=120)
+	except (OSError, subprocess.TimeoutExpired) as e:
+		return f'host report: {e}'
+	if out.returncode:
+		return 'host report failed: ' + last_line(out.stderr)
+	user = lambda text: sorted(re.sub(r';[^;]*_\[k\]', '', x)
+				   for x in text.splitlines() if x.strip())
+	if user(out.stdout) != user(open(f'{a.dir}/folded.txt').read()):
+		open(f'{a.dir}/host-folded.txt', 'w').write(out.stdout)
+		return 'the host\'s report of the recording differs from the on-device one ' + \
+			'(host-folded.txt, folded.txt)'
+	return None
+
+
 def blocked_verdict(a, c, release):
 	"""Threads still blocked at the end (tests/blocked_check.py, 10 %): None
 	and what was checked, or the reason it failed."""
@@ -338,6 +364,9 @@ def cell_verdict(a, c, info):
 			return verdict, f'{name}: {what}', ''
 		stacks.append(f'{name.split(" ")[0]} {what}')
 	release = c.section('uname').split(' ')[0]
+	why = host_report_verdict(a)
+	if why:
+		return 'FAIL', why[:224], ''
 	why, blocked = blocked_verdict(a, c, release)
 	if why:
 		return 'FAIL', why[:224], ''
