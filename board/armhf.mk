@@ -27,9 +27,10 @@ KERNEL_SUITES := bullseye bookworm trixie sid
 # branch): until it lands the QEMU cells measure and show them, not judged.
 UNWIND_PENDING := the EHABI unwinder (.ARM.exidx, src/unwind/ehabi)
 # bpf_get_stackid in raw_tp programs (the only kind without kernel BTF)
-# gives one frame: arm's unwinder starts at the helper's caller, the BPF
-# program.  Wakers' interrupts come from preempt_count then: [irq] for a
-# timer too (tests/wakers_check.py --irq-for-timer).
+# gives one frame on 6.1 and later: arm's unwinder starts at the helper's
+# caller, the BPF program (5.10 still walks the whole stack).  Wakers'
+# interrupts come from preempt_count there: [irq] counts for a timer too
+# (tests/wakers_check.py --irq-for-timer).
 KSTACK_CUT := raw_tp
 # fp until the EHABI unwinder lands: dwarf needs unwind tables this board's
 # code does not have in .eh_frame.

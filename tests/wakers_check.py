@@ -8,7 +8,7 @@ MIN_SHARE of that function's off-CPU time must be attributed to a waker named
 so whose frames hold the expected function (with --no-user, for kernels that
 walk no user stacks, the name alone; with --irq-for-timer, for kernels whose
 BPF kernel stacks end in the program (armhf), where only preempt_count tells
-an interrupt, '[irq]' stands for '[timer]').  Exit 1 with the shares otherwise."""
+an interrupt, '[irq]' counts for '[timer]' too).  Exit 1 with the shares otherwise."""
 import sys
 
 MIN_SHARE = 0.90
@@ -50,8 +50,6 @@ def main():
     rows = parse(args[0])
     bad = []
     for thread, fn, kfn, waker, frame in EXPECT:
-        if irq_for_timer and waker == "[timer]":
-            waker = "[irq]"
         total = good = 0
         who = {}
         for t, sleeper, w, us in rows:
@@ -59,7 +57,8 @@ def main():
                 continue
             total += us
             who[w[-1]] = who.get(w[-1], 0) + us
-            if w[-1] == waker and (frame is None or no_user or frame in w[:-1]):
+            named = w[-1] == waker or (irq_for_timer and waker == "[timer]" and w[-1] == "[irq]")
+            if named and (frame is None or no_user or frame in w[:-1]):
                 good += us
         share = good / total if total else 0
         line = f"{thread} {fn}: {share:.1%} of {total} us by {waker}" + \
