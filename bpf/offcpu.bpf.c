@@ -34,13 +34,18 @@ struct {
  * loads need none of this: libbpf resizes them.
  */
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define CORE_READ_LONG(s, field) ({ __u64 __v = 0; \
-	bpf_core_read((void *)&__v + 8 - bpf_core_field_size((s)->field), \
-		      bpf_core_field_size((s)->field), &(s)->field); __v; })
+#define OFFCPU_LOW_BYTES(sz) (8 - (sz))	/* where a narrower value's bytes go */
 #else
-#define CORE_READ_LONG(s, field) ({ __u64 __v = 0; \
-	bpf_core_read(&__v, bpf_core_field_size((s)->field), &(s)->field); __v; })
+#define OFFCPU_LOW_BYTES(sz) 0
 #endif
+/*
+ * The size in one register, so either byte order has one size relocation
+ * (t_btf compares s390x's with its bpfel twin's).
+ */
+#define CORE_READ_LONG(s, field) ({ __u64 __v = 0; \
+	__u32 __sz = bpf_core_field_size((s)->field); \
+	asm volatile("" : "+r"(__sz)); \
+	bpf_core_read((void *)&__v + OFFCPU_LOW_BYTES(__sz), __sz, &(s)->field); __v; })
 
 /* The state prev is switched out with, as the kernel's sched_switch computes it. */
 static __always_inline __u32 task_state(struct task_struct *t)
