@@ -26,6 +26,7 @@ import os
 import re
 import subprocess
 import sys
+import tarfile
 from collections import defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests'))
@@ -328,6 +329,33 @@ def host_report_verdict(a):
 	return None
 
 
+def host_archive_verdict(a):
+	"""The host's offcpu archives the distro recording's files (dynamic:
+	the program, libc and the loader have build-ids) from the guest's tree
+	(--symfs): the program and libc at least.  None when so, or where no host binary
+	runs here; else why not."""
+	host = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'build',
+			    'host-board', 'offcpu')
+	if not os.access(host, os.X_OK):
+		return None
+	try:
+		out = subprocess.run([host, 'archive', '-i', f'{a.dir}/distro/perf.data', '--symfs',
+				      a.symfs, '-o', f'{a.dir}/distro/perf.data.tar.gz'],
+				     capture_output=True, text=True, timeout=120)
+	except (OSError, subprocess.TimeoutExpired) as e:
+		return f'host archive: {e}'
+	said = out.stdout + out.stderr
+	if out.returncode:
+		return 'host archive of the distro recording: ' + last_line(said, 'offcpu:')
+	with tarfile.open(f'{a.dir}/distro/perf.data.tar.gz') as t:
+		elfs = [x for x in t.getnames() if x.endswith('/elf')]
+	for want in ('distro/', 'libc.so.6/'):
+		if not any(x.startswith(want) or f'/{want}' in x for x in elfs):
+			return f'host archive of the distro recording: no {want[:-1]} in it; ' + \
+				last_line(said, 'offcpu:')
+	return None
+
+
 def blocked_verdict(a, c, release):
 	"""Threads still blocked at the end (tests/blocked_check.py, 10 %): None
 	and what was checked, or the reason it failed."""
@@ -388,6 +416,9 @@ def cell_verdict(a, c, info):
 	if why:
 		return 'FAIL', why[:224], ''
 	why, distro = distro_verdict(a, c)
+	if why:
+		return 'FAIL', why[:224], ''
+	why = host_archive_verdict(a)
 	if why:
 		return 'FAIL', why[:224], ''
 	stacks.append(distro)
