@@ -27,12 +27,32 @@ struct {
 	__type(value, struct offcpu_start);
 } task_start SEC(".maps");
 
+/*
+ * A kernel long or pointer field of S, read at the size the kernel's BTF
+ * gives it: 4 bytes on a 32-bit kernel (armhf), where BPF's are 8 and
+ * BPF_CORE_READ would read the next field into the high half.  Direct
+ * loads need none of this: libbpf resizes them.
+ */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define OFFCPU_LOW_BYTES(sz) (8 - (sz))	/* where a narrower value's bytes go */
+#else
+#define OFFCPU_LOW_BYTES(sz) 0
+#endif
+/*
+ * The size in one register, so either byte order has one size relocation
+ * (t_btf compares s390x's with its bpfel twin's).
+ */
+#define CORE_READ_LONG(s, field) ({ __u64 __v = 0; \
+	__u32 __sz = bpf_core_field_size((s)->field); \
+	asm volatile("" : "+r"(__sz)); \
+	bpf_core_read((void *)&__v + OFFCPU_LOW_BYTES(__sz), __sz, &(s)->field); __v; })
+
 /* The state prev is switched out with, as the kernel's sched_switch computes it. */
 static __always_inline __u32 task_state(struct task_struct *t)
 {
 	if (bpf_core_field_exists(t->__state))
 		return BPF_CORE_READ(t, __state);
-	return BPF_CORE_READ((struct task_struct___old *)t, state);
+	return CORE_READ_LONG((struct task_struct___old *)t, state);
 }
 
 /*
@@ -63,15 +83,27 @@ start_of(struct task_struct *t, __u32 tid, bool task_storage, bool create)
 	return tid_start_of(tid, create);
 }
 
-/* The frame records at FP + OFFCPU_FRAME_REC: {caller's fp, return address}. */
+/* A user word at ADDR (OFFCPU_UWORD: 4 bytes on armhf), 0 where unreadable. */
+static __always_inline __u64 offcpu_uword(__u64 addr)
+{
+	OFFCPU_UWORD w = 0;
+
+	bpf_probe_read_user(&w, sizeof(w), (void *)addr);
+	return w;
+}
+
+/*
+ * The frame records at FP + OFFCPU_FRAME_REC: the caller's fp, and the
+ * return address OFFCPU_FRAME_RET above it.
+ */
 static __always_inline void offcpu_frame_rets(__u64 fp, __u64 *r1, __u64 *r2)
 {
-	__u64 up = 0;
+	__u64 up;
 
-	bpf_probe_read_user(r1, sizeof(*r1), (void *)(fp + OFFCPU_FRAME_REC + 8));
-	bpf_probe_read_user(&up, sizeof(up), (void *)(fp + OFFCPU_FRAME_REC));
+	*r1 = offcpu_uword(fp + OFFCPU_FRAME_REC + OFFCPU_FRAME_RET);
+	up = offcpu_uword(fp + OFFCPU_FRAME_REC);
 	if (up)
-		bpf_probe_read_user(r2, sizeof(*r2), (void *)(up + OFFCPU_FRAME_REC + 8));
+		*r2 = offcpu_uword(up + OFFCPU_FRAME_REC + OFFCPU_FRAME_RET);
 }
 
 static __always_inline void offcpu_chain_rets(__u64 sp, __u64 *r1, __u64 *r2)
@@ -255,8 +287,6 @@ static __always_inline void send_ucopy(struct offcpu_ucopy *c, __s32 id, __u32 p
 static __always_inline bool ucache_hit(const struct offcpu_ucache *e, __u32 pid, __u64 ip,
 				       __u64 sp, __u64 fp, __u64 lr)
 {
-	__u64 word;
-
 	if (e->pid != pid || e->pc != ip || e->sp != sp)
 		return false;
 	if (((e->flags & OFFCPU_UCACHE_FP) && e->fp != fp) ||
@@ -265,8 +295,7 @@ static __always_inline bool ucache_hit(const struct offcpu_ucache *e, __u32 pid,
 	for (__u32 i = 0; i < OFFCPU_UCACHE_WORDS; i++) {
 		if (i >= e->n)
 			return true;
-		if (bpf_probe_read_user(&word, sizeof(word), (void *)e->addr[i]) ||
-		    word != e->val[i])
+		if (offcpu_uword(e->addr[i]) != e->val[i])
 			return false;
 	}
 	return true;
@@ -294,7 +323,7 @@ static __always_inline bool task_uregs(struct task_struct *t, bool tp_btf,
 	}
 	if (!cfg.thread_size || !bpf_core_field_exists(t->stack))
 		return false;
-	stack = TASK_READ(tp_btf, t, stack);
+	stack = tp_btf ? t->stack : (void *)CORE_READ_LONG(t, stack);
 	if (!stack)
 		return false;
 	r = (struct pt_regs *)(stack + cfg.thread_size - cfg.uregs_pad -
@@ -356,7 +385,7 @@ static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 		*wrap = 1;
 	id = OFFCPU_DWARF_ID | cpu << OFFCPU_DWARF_CPU_SHIFT |
 	     (q->seq++ & OFFCPU_DWARF_SEQ_MASK);
-	send_ucopy(c, id, pid, tid, reuse, (__u64)BPF_CORE_READ(t, mm), ip, sp, fp, lr, false, NULL);
+	send_ucopy(c, id, pid, tid, reuse, CORE_READ_LONG(t, mm), ip, sp, fp, lr, false, NULL);
 	return id;
 }
 
@@ -471,6 +500,37 @@ int on_switch_raw(unsigned long long *ctx)
 	return on_switch(ctx, false, false);
 }
 
+#ifdef OFFCPU_PREEMPT_COUNT
+/*
+ * Whether CUR, the current task, runs an interrupt: its preempt_count's
+ * hardirq bits (0xf0000) or serving-softirq bit (0x100), as in_hardirq()
+ * and in_serving_softirq() read them.  Only where the waker's kernel stack
+ * cannot tell (vmlinux_min.h).
+ */
+static __always_inline __u32 waker_irqctx(struct task_struct *cur)
+{
+	struct task_struct___ti *t = (void *)cur;
+	struct thread_info *ti;
+	int pc = 0;
+
+	if (bpf_core_field_exists(t->thread_info))
+		ti = __builtin_preserve_access_index(&t->thread_info);
+	else
+		ti = (void *)CORE_READ_LONG(cur, stack);
+	if (!ti || !bpf_core_field_exists(ti->preempt_count) ||
+	    bpf_core_read(&pc, sizeof(pc), &ti->preempt_count))
+		return 0;
+	if (pc & 0xf0000)
+		return OFFCPU_WAKER_HARDIRQ;
+	return pc & 0x100 ? OFFCPU_WAKER_SOFTIRQ : OFFCPU_WAKER_TASKCTX;
+}
+#else
+static __always_inline __u32 waker_irqctx(struct task_struct *cur __attribute__((unused)))
+{
+	return 0;
+}
+#endif
+
 /*
  * --wakers: P is being woken by the current task (or by an interrupt).  Only
  * a thread with a block in progress (start time set) is of interest, so the
@@ -485,7 +545,7 @@ static __always_inline int on_waking(void *ctx, struct task_struct *p, bool task
 	s = start_of(p, TASK_READ(tp_btf, p, pid), task_storage, false);
 	if (!s || !s->ts)
 		return 0;
-	note_waker(ctx, s, BPF_CORE_READ(cur, flags) & OFFCPU_PF_KTHREAD);
+	note_waker(ctx, s, BPF_CORE_READ(cur, flags) & OFFCPU_PF_KTHREAD, waker_irqctx(cur));
 	return 0;
 }
 

@@ -62,6 +62,10 @@ struct offcpu_config {
  */
 #define OFFCPU_WAKER_SEEN	0x1	/* a wakeup ended this block */
 #define OFFCPU_WAKER_KTHREAD	0x2	/* the current task was a kernel thread */
+/* In interrupt context by the waker's preempt_count (armhf only, see OFFCPU_PREEMPT_COUNT). */
+#define OFFCPU_WAKER_HARDIRQ	0x4
+#define OFFCPU_WAKER_SOFTIRQ	0x8
+#define OFFCPU_WAKER_TASKCTX	0x10	/* preempt_count read: neither */
 
 struct offcpu_waker {
 	__u32 pid;		/* tgid of the current task at sched_waking */

@@ -95,7 +95,7 @@ static __always_inline __s32 scan_kstack(struct task_struct *t)
 /*
  * One frame of the user stack above FP: the return address and the
  * caller's frame.  x86_64, arm64 and riscv64: a frame record {caller's fp,
- * return address} at FP + OFFCPU_FRAME_REC.  s390x: FP is a stack pointer whose back chain leads to the
+ * return address} at FP + OFFCPU_FRAME_REC; armhf: the APCS {fp, sp, lr}.  s390x: FP is a stack pointer whose back chain leads to the
  * caller's frame, which keeps the return address (r14) at offset 112.
  */
 static __always_inline bool scan_user_frame(struct task_struct *t, __u64 fp, __u64 *ret,
@@ -106,12 +106,13 @@ static __always_inline bool scan_user_frame(struct task_struct *t, __u64 fp, __u
 		return false;
 	return !bpf_copy_from_user_task(ret, sizeof(*ret), (void *)(*up + 112), t, 0);
 #else
-	__u64 rec[2];
+	/* {caller's fp, ..., return address}: words of the user's size. */
+	OFFCPU_UWORD rec[OFFCPU_FRAME_RET / sizeof(OFFCPU_UWORD) + 1];
 
 	if (bpf_copy_from_user_task(rec, sizeof(rec), (void *)(fp + OFFCPU_FRAME_REC), t, 0))
 		return false;
 	*up = rec[0];
-	*ret = rec[1];
+	*ret = rec[OFFCPU_FRAME_RET / sizeof(OFFCPU_UWORD)];
 	return true;
 #endif
 }

@@ -20,15 +20,19 @@ struct {
 	__type(value, struct offcpu_val);
 } wsums SEC(".maps");
 
-/* The current task woke the thread whose start is S.  KTHREAD: it is a kernel thread. */
-static __always_inline void note_waker(void *ctx, struct offcpu_start *s, bool kthread)
+/*
+ * The current task woke the thread whose start is S.  KTHREAD: it is a
+ * kernel thread; CTX: OFFCPU_WAKER_{HARDIRQ,SOFTIRQ,TASKCTX} where known.
+ */
+static __always_inline void note_waker(void *ctx, struct offcpu_start *s, bool kthread,
+				       __u32 irqctx)
 {
 	struct offcpu_waker *w = &s->waker;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 
 	w->pid = pid_tgid >> 32;
 	w->tid = (__u32)pid_tgid;
-	w->flags = OFFCPU_WAKER_SEEN | (kthread ? OFFCPU_WAKER_KTHREAD : 0);
+	w->flags = OFFCPU_WAKER_SEEN | (kthread ? OFFCPU_WAKER_KTHREAD : 0) | irqctx;
 	bpf_get_current_comm(w->comm, sizeof(w->comm));
 	w->ustack = -1;
 	if (cfg.want_ustack && !kthread && w->pid) {

@@ -185,8 +185,56 @@ struct pt_regs {
  */
 #define OFFCPU_URETS(sp_, fp_, r1_, r2_) offcpu_chain_rets(sp_, &(r1_), &(r2_))
 #define OFFCPU_FRAME_REC 0	/* no frame records: the back chain */
+#elif defined(__TARGET_ARCH_arm)
+/*
+ * 32-bit ARM: uregs[18] of the kernel's 4-byte longs, declared as __u32 so
+ * the sizes agree and no read is wider than the field.  r11 is the frame
+ * pointer of the APCS frames the kernel's user walk reads (board/armhf.mk).
+ */
+struct pt_regs {
+	__u32 uregs[18];
+} __attribute__((preserve_access_index));
+#define OFFCPU_UREGS_EXIST(r) (bpf_core_field_exists((r)->uregs[16]))
+#define OFFCPU_UREGS(r, ip_, sp_, fp_, lr_) \
+	({ ip_ = (r)->uregs[15]; sp_ = (r)->uregs[13]; fp_ = (r)->uregs[11]; lr_ = (r)->uregs[14]; })
+#define OFFCPU_UREGS_READ(r, ip_, sp_, fp_, lr_) \
+	({ ip_ = BPF_CORE_READ(r, uregs[15]); sp_ = BPF_CORE_READ(r, uregs[13]); \
+	   fp_ = BPF_CORE_READ(r, uregs[11]); lr_ = BPF_CORE_READ(r, uregs[14]); })
+/* Entered from user mode: the mode bits of the saved cpsr (uregs[16]) are USR_MODE. */
+#define OFFCPU_UREGS_USER(r) ((BPF_CORE_READ(r, uregs[16]) & 0x1f) == 0x10)
+/*
+ * APCS frames (-mapcs-frame), as arch/arm/kernel/perf_callchain.c walks
+ * them: fp points just above {caller's fp, sp, lr}, 4-byte words.
+ */
+#define OFFCPU_UWORD __u32
+/*
+ * A raw_tp program's kernel stacks end in the program here (the kernel's
+ * unwinder starts from its helper's caller, which it has no tables for), so
+ * the wakers' interrupt context is read from preempt_count instead: in
+ * task_struct::thread_info (THREAD_INFO_IN_TASK, 6.x) or at the base of
+ * the kernel stack (5.10).
+ */
+#define OFFCPU_PREEMPT_COUNT 1
+struct thread_info {
+	int preempt_count;
+} __attribute__((preserve_access_index));
+struct task_struct___ti {
+	struct thread_info thread_info;
+} __attribute__((preserve_access_index));
+#define OFFCPU_FRAME_REC (-12)
+#define OFFCPU_FRAME_RET 8
+#define OFFCPU_URETS(sp_, fp_, r1_, r2_) offcpu_frame_rets(fp_, &(r1_), &(r2_))
 #else
 #error "user registers: unknown __TARGET_ARCH"
+#endif
+
+/* A word of user memory (a saved frame pointer or return address). */
+#ifndef OFFCPU_UWORD
+#define OFFCPU_UWORD __u64
+#endif
+/* The return address's offset in a frame record, from its saved frame pointer. */
+#ifndef OFFCPU_FRAME_RET
+#define OFFCPU_FRAME_RET 8
 #endif
 
 #endif

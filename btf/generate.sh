@@ -34,13 +34,19 @@ dbg_btf() {
 		(cd "$DL" && "$APT" download -q "$pkg/$suite" >&2)
 		deb=$(ls "$DL"/"${pkg}"_*.deb | head -1)
 	fi
-	# linux-image-<release>-dbg holds ./usr/lib/debug/boot/vmlinux-<release>.
+	# linux-image-<release>-dbg holds ./usr/lib/debug/boot/vmlinux-<release>;
+	# since 7.x a symlink to ./usr/lib/debug/lib/modules/<release>/vmlinux,
+	# which tar -O reads as nothing: the regular file of the two.
 	release=${pkg#linux-image-}
 	release=${release%-dbg}
-	vmlinux=./usr/lib/debug/boot/vmlinux-$release
 	full=$DL/vmlinux-$release.btf
 	if [ ! -s "$full" ]; then
 		if [ ! -s "$DL/vmlinux-$release" ]; then
+			# awk reads to the end: an early exit would SIGPIPE dpkg-deb.
+			vmlinux=$(dpkg-deb -c "$deb" | awk -v r="$release" '!f && $1 ~ /^-/ &&
+				($6 == "./usr/lib/debug/boot/vmlinux-" r ||
+				 $6 == "./usr/lib/debug/lib/modules/" r "/vmlinux") { print $6; f = 1 }')
+			[ -n "$vmlinux" ] || { echo "generate.sh: no vmlinux in $deb" >&2; return 1; }
 			dpkg-deb --fsys-tarfile "$deb" | tar -x -O "$vmlinux" > "$DL/vmlinux-$release.tmp"
 			mv "$DL/vmlinux-$release.tmp" "$DL/vmlinux-$release"
 		fi

@@ -26,6 +26,7 @@ import os
 import re
 import subprocess
 import sys
+import tarfile
 from collections import defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests'))
@@ -288,6 +289,73 @@ EARLY_SAID = {'full': 'both threads with their stacks',
 	      'none': 'the thread blocking during the recording (threads asleep at the start not seen)'}
 
 
+def user_folded(text):
+	"""Folded stacks without their kernel frames: each stack's time summed
+	(stacks that differed only there are one) and its number of lines."""
+	t = defaultdict(lambda: [0, 0])
+	for line in text.splitlines():
+		stack, _, us = line.rpartition(' ')
+		if stack:
+			e = t[re.sub(r';[^;]*_\[k\]', '', stack)]
+			e[0] += int(us)
+			e[1] += 1
+	return dict(t)
+
+
+def host_report_verdict(a):
+	"""The host's own offcpu (x86_64, run.sh built it) reads the guest's
+	recording (a) with --symfs: its user frames per thread equal the
+	on-device report's (kernel frames need the guest's kallsyms).  None
+	when they do, or where no host binary runs here; else why not."""
+	host = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'build',
+			    'host-board', 'offcpu')
+	if not os.access(host, os.X_OK):
+		return None
+	try:
+		out = subprocess.run([host, 'report', '-T', '-i', f'{a.dir}/perf.data', '--symfs',
+				      a.symfs, '--folded'], capture_output=True, text=True,
+				     timeout=120)
+	except (OSError, subprocess.TimeoutExpired) as e:
+		return f'host report: {e}'
+	if out.returncode:
+		return 'host report failed: ' + last_line(out.stderr)
+	host, guest = user_folded(out.stdout), user_folded(open(f'{a.dir}/folded.txt').read())
+	# Each line's microseconds are rounded: 1 us a line summed.
+	if host.keys() != guest.keys() or any(
+			abs(host[k][0] - guest[k][0]) > max(host[k][1], guest[k][1]) for k in host):
+		open(f'{a.dir}/host-folded.txt', 'w').write(out.stdout)
+		return 'the host\'s report of the recording differs from the on-device one ' + \
+			'(host-folded.txt, folded.txt)'
+	return None
+
+
+def host_archive_verdict(a):
+	"""The host's offcpu archives the distro recording's files (dynamic:
+	the program, libc and the loader have build-ids) from the guest's tree
+	(--symfs): the program and libc at least.  None when so, or where no host binary
+	runs here; else why not."""
+	host = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'build',
+			    'host-board', 'offcpu')
+	if not os.access(host, os.X_OK):
+		return None
+	try:
+		out = subprocess.run([host, 'archive', '-i', f'{a.dir}/distro/perf.data', '--symfs',
+				      a.symfs, '-o', f'{a.dir}/distro/perf.data.tar.gz'],
+				     capture_output=True, text=True, timeout=120)
+	except (OSError, subprocess.TimeoutExpired) as e:
+		return f'host archive: {e}'
+	said = out.stdout + out.stderr
+	if out.returncode:
+		return 'host archive of the distro recording: ' + last_line(said, 'offcpu:')
+	with tarfile.open(f'{a.dir}/distro/perf.data.tar.gz') as t:
+		elfs = [x for x in t.getnames() if x.endswith('/elf')]
+	for want in ('distro/', 'libc.so.6/'):
+		if not any(x.startswith(want) or f'/{want}' in x for x in elfs):
+			return f'host archive of the distro recording: no {want[:-1]} in it; ' + \
+				last_line(said, 'offcpu:')
+	return None
+
+
 def blocked_verdict(a, c, release):
 	"""Threads still blocked at the end (tests/blocked_check.py, 10 %): None
 	and what was checked, or the reason it failed."""
@@ -338,6 +406,9 @@ def cell_verdict(a, c, info):
 			return verdict, f'{name}: {what}', ''
 		stacks.append(f'{name.split(" ")[0]} {what}')
 	release = c.section('uname').split(' ')[0]
+	why = host_report_verdict(a)
+	if why:
+		return 'FAIL', why[:224], ''
 	why, blocked = blocked_verdict(a, c, release)
 	if why:
 		return 'FAIL', why[:224], ''
@@ -345,6 +416,9 @@ def cell_verdict(a, c, info):
 	if why:
 		return 'FAIL', why[:224], ''
 	why, distro = distro_verdict(a, c)
+	if why:
+		return 'FAIL', why[:224], ''
+	why = host_archive_verdict(a)
 	if why:
 		return 'FAIL', why[:224], ''
 	stacks.append(distro)
@@ -408,7 +482,22 @@ def distro_verdict(a, c):
 			return f'distro (CFI unwinding, criteria hard): {why}', ''
 		return None, 'distro: CFI: ' + figures
 	no = re.search(r'no CFI unwinding: (.*)\)$', how[1])
+	pending = board_var(a.board, 'UNWIND_PENDING')
+	if pending:
+		# Not a pass of the hard criteria: the board's unwinder is not here yet.
+		return None, f'distro: fp stacks, not judged, pending {pending} ' + \
+			f'(no CFI: {no[1] if no else how[1]}): ' + figures
 	return None, f'distro: fp stacks, not judged (no CFI: {no[1] if no else how[1]}): ' + figures
+
+
+def board_var(board, name):
+	"""NAME's value in board/BOARD.mk ('' if unset), as tests/board.sh reads it."""
+	mk = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'board', board + '.mk')
+	for line in open(mk):
+		k, sep, v = line.partition(':=')
+		if sep and k.strip() == name:
+			return v.strip()
+	return ''
 
 
 def wakers_verdict(a, c, user):
@@ -424,8 +513,12 @@ def wakers_verdict(a, c, user):
 	open(f'{a.dir}/wakers.folded', 'w').write(c.section('folded-wakers'))
 	check = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests',
 			     'wakers_check.py')
+	# A board whose BPF kernel stacks end in the program (KSTACK_CUT) names
+	# an interrupt from preempt_count: [irq], not which one.
 	ok, why = run([sys.executable, check, f'{a.dir}/wakers.folded'] +
-		      ([] if user else ['--no-user']), f'{a.dir}/wakers.out')
+		      ([] if user else ['--no-user']) +
+		      (['--irq-for-timer'] if board_var(a.board, 'KSTACK_CUT') else []),
+		      f'{a.dir}/wakers.out')
 	if c.rc.get('folded-wakers') != '0' or not ok:
 		return '--wakers: ' + why
 	return None

@@ -278,7 +278,22 @@ legend() {
 	EOF
 }
 
+# The host's own board binary, which reads each cell's recording on the
+# host with --symfs (check.py host_report_verdict), linked where it finds it.
+host_board() {
+	local b
+	for b in "${BOARDS[@]}"; do
+		[ "$(board_var "$b" UNAME_M)" = "$(uname -m)" ] && { echo "$b"; return; }
+	done
+}
+
 mkdir -p "$OUT"
+HOST_BOARD=$(host_board)
+rm -rf "$ROOT/build/host-board"
+if [ -n "$HOST_BOARD" ] && make -s -C "$ROOT" TARGET="$HOST_BOARD" all >"$OUT/host-board.log" 2>&1; then
+	mkdir -p "$ROOT/build/host-board"
+	ln -sf "../$HOST_BOARD/offcpu" "$ROOT/build/host-board/offcpu"
+fi
 select_cells "$@" 3>&1 >"$OUT/cells" | tee "$OUT/early.verdicts"
 mapfile -t SELECTED < "$OUT/cells"
 RAN=()

@@ -26,6 +26,8 @@
 #define ARCH AUDIT_ARCH_S390X
 #elif defined(__riscv) && __riscv_xlen == 64
 #define ARCH AUDIT_ARCH_RISCV64
+#elif defined(__arm__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define ARCH AUDIT_ARCH_ARM
 #else
 #error "add this architecture's AUDIT_ARCH"
 #endif

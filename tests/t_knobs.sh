@@ -2,7 +2,7 @@
 # Options whose effect is a size or a source, each checked against its
 # default: --dwarf-buffer (the copies' ring), --unwind-tables (the CFI rows'
 # budget), report --kallsyms (the kernel's names), archive -v (where each
-# file came from).  tests/options.tsv names these checks.
+# file came from) and --symfs (another machine's files).  tests/options.tsv names these checks.
 source "$(dirname "$0")/lib.sh"
 need_bpf knobs "$OFFCPU" "$ROOT/build/x86_64/blocker" || exit 0
 BLOCKER=$ROOT/build/x86_64/blocker
@@ -53,6 +53,24 @@ if [ -n "$files" ] && [ "$files" -gt 0 ] && [ "$from" = "$files" ] &&
 	pass knobs-archive-verbose
 else
 	fail knobs-archive-verbose "$from 'from' lines for '$files' files; without -v: $(grep -c ' from ' "$WORK/a2.out")"
+fi
+
+# archive --symfs: a program recorded from a directory that is gone
+# since, its copy under DIR: archived from DIR/path with --symfs, not at
+# all without (another machine's recording read on the host).
+mkdir -p "$WORK/gone"
+cp "$ROOT/build/x86_64/blocker-bid" "$WORK/gone/bid"
+"$OFFCPU" -o "$WORK/s.data" -- "$WORK/gone/bid" -t 1 >/dev/null 2>&1
+mkdir -p "$WORK/symfs$WORK"
+mv "$WORK/gone" "$WORK/symfs$WORK/gone"
+"$OFFCPU" archive -v --symfs "$WORK/symfs" -i "$WORK/s.data" -o "$WORK/s1.tgz" > "$WORK/s1.out" 2>&1
+"$OFFCPU" archive -v -i "$WORK/s.data" -o "$WORK/s2.tgz" > "$WORK/s2.out" 2>&1
+if grep -qF "$WORK/gone/bid from $WORK/symfs$WORK/gone/bid" "$WORK/s1.out" &&
+   tar tzf "$WORK/s1.tgz" | grep -q 'gone/bid/.*/elf$' &&
+   ! tar tzf "$WORK/s2.tgz" | grep -q 'gone/bid'; then
+	pass knobs-archive-symfs
+else
+	fail knobs-archive-symfs "$(grep -F gone "$WORK/s1.out" | head -c 300)"
 fi
 
 # report -n, -m, -s on the same recording: the entries of the text output

@@ -6,7 +6,9 @@ waker leaf;...;waker root;waker name MICROSECONDS'.
 For each (thread, blocking function of its own, expected waker), at least
 MIN_SHARE of that function's off-CPU time must be attributed to a waker named
 so whose frames hold the expected function (with --no-user, for kernels that
-walk no user stacks, the name alone).  Exit 1 with the shares otherwise."""
+walk no user stacks, the name alone; with --irq-for-timer, for kernels whose
+BPF kernel stacks end in the program (armhf), where only preempt_count tells
+an interrupt, '[irq]' counts for '[timer]' too).  Exit 1 with the shares otherwise."""
 import sys
 
 MIN_SHARE = 0.90
@@ -39,10 +41,12 @@ def parse(path):
 
 
 def main():
-    args = [x for x in sys.argv[1:] if x != "--no-user"]
-    no_user = len(args) < len(sys.argv) - 1
+    opts = {"--no-user", "--irq-for-timer"}
+    args = [x for x in sys.argv[1:] if x not in opts]
+    no_user = "--no-user" in sys.argv[1:]
+    irq_for_timer = "--irq-for-timer" in sys.argv[1:]
     if len(args) != 1:
-        sys.exit("usage: wakers_check.py FOLDED [--no-user]")
+        sys.exit("usage: wakers_check.py FOLDED [--no-user] [--irq-for-timer]")
     rows = parse(args[0])
     bad = []
     for thread, fn, kfn, waker, frame in EXPECT:
@@ -53,7 +57,8 @@ def main():
                 continue
             total += us
             who[w[-1]] = who.get(w[-1], 0) + us
-            if w[-1] == waker and (frame is None or no_user or frame in w[:-1]):
+            named = w[-1] == waker or (irq_for_timer and waker == "[timer]" and w[-1] == "[irq]")
+            if named and (frame is None or no_user or frame in w[:-1]):
                 good += us
         share = good / total if total else 0
         line = f"{thread} {fn}: {share:.1%} of {total} us by {waker}" + \

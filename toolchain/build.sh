@@ -176,6 +176,11 @@ make_sysroot() {
 	# musl's own specs with the sysroot's paths; static only, no loader.
 	sed -e "s@/usr/@$sys/usr/@g" -e "s@-dynamic-linker [^ ]*@@" \
 		"$sys/usr/lib/$mtriple/musl-gcc.specs" > "$STAGE/musl-gcc.specs"
+	# libgcc and libc as one group, as -static links them, also for the
+	# link tests of configure scripts (no -static there): ARM EABI's libgcc
+	# calls raise() from its division-by-zero handler, pulled in by the
+	# second libgcc of the dynamic sequence, after libc.
+	printf '*link_gcc_c_sequence:\n--start-group %%G %%L --end-group\n\n' >> "$STAGE/musl-gcc.specs"
 }
 
 # musl $MUSL_VERSION from bookworm's source into the sysroot, laid out as

@@ -6,14 +6,14 @@ set -euo pipefail
 PKGS=(
 	make gcc gcc-12 clang llvm libelf-dev zlib1g-dev pkg-config file xz-utils cpio
 	dpkg-dev ca-certificates m4
-	gcc-12-aarch64-linux-gnu gcc-12-s390x-linux-gnu gcc-12-riscv64-linux-gnu
-	binutils-aarch64-linux-gnu binutils-s390x-linux-gnu binutils-riscv64-linux-gnu
+	gcc-12-aarch64-linux-gnu gcc-12-s390x-linux-gnu gcc-12-riscv64-linux-gnu gcc-12-arm-linux-gnueabihf
+	binutils-aarch64-linux-gnu binutils-s390x-linux-gnu binutils-riscv64-linux-gnu binutils-arm-linux-gnueabihf
 	qemu-user-static qemu-system-x86 qemu-system-arm qemu-system-misc
 	linux-perf dwarves python3 librsvg2-bin
 	g++ libc6-dbg	# t_parity: a C++ program built as users build it; libc debug symbols
 	protobuf-c-compiler golang-go	# report --pprof: protoc-c generates the encoder; t_pprof reads it with go tool pprof
 	libc6-arm64-cross libc6-s390x-cross libc6-dev-arm64-cross libc6-dev-s390x-cross
-	libc6-riscv64-cross libc6-dev-riscv64-cross
+	libc6-riscv64-cross libc6-dev-riscv64-cross libc6-armhf-cross libc6-dev-armhf-cross
 )
 
 missing=()

@@ -34,6 +34,7 @@ struct archived {
 
 struct archive {
 	const char *input, *output;
+	const char *symfs;	/* another machine's files under this root (--symfs) */
 	bool verbose;
 	struct pd_file file;
 	struct archived *files;
@@ -49,6 +50,7 @@ static const struct option opts[] = {
 	{ "input", required_argument, NULL, 'i' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "verbose", no_argument, NULL, 'v' },
+	{ "symfs", required_argument, NULL, 'S' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -65,7 +67,9 @@ static void usage(FILE *out)
 	      "/proc/kallsyms too when the running kernel is the recorded one.\n"
 	      "  -i, --input FILE       recording (default perf.data)\n"
 	      "  -o, --output FILE      tarball (default INPUT.tar.gz)\n"
-	      "  -v, --verbose          where each file was taken from\n",
+	      "  -v, --verbose          where each file was taken from\n"
+	      "      --symfs DIR        the recorded paths under DIR first (a copy of the\n"
+	      "                         device's files, e.g. on the host)\n",
 	      out);
 }
 
@@ -81,6 +85,7 @@ static int parse_opts(struct archive *a, int argc, char **argv)
 		case 'i': a->input = optarg; break;
 		case 'o': a->output = optarg; break;
 		case 'v': a->verbose = true; break;
+		case 'S': a->symfs = optarg; break;
 		case 'h': usage(stdout); return 1;
 		default:
 			fprintf(stderr, "offcpu: archive: bad option '%s' (try offcpu archive --help)\n",
@@ -202,6 +207,10 @@ static int find_file(struct archive *a, const struct archived *f, struct stat *s
 		if (fd >= 0)
 			return fd;
 	}
+	/* A copy of the device's files (checked by build-id like the rest). */
+	if (a->symfs && snprintf(from, len, "%s%s", a->symfs, path) < (int)len &&
+	    (fd = open_checked(from, f->b, st)) >= 0)
+		return fd;
 	snprintf(from, len, "%s", path);
 	return open_checked(from, f->b, st);
 }

@@ -11,6 +11,7 @@ const char *waker_kind_frame(uint32_t kind)
 	case WAKER_SOFTIRQ: return "[softirq]";
 	case WAKER_IRQ: return "[irq]";
 	case WAKER_NO_KSTACK: return "[waker-kernel-stack-not-recorded]";
+	case WAKER_KSTACK_CUT: return "[waker-kernel-stack-cut]";
 	case WAKER_UNKNOWN: return "[no-wakeup-seen]";
 	}
 	return NULL;

@@ -19,6 +19,7 @@ enum waker_kind {
 	WAKER_SOFTIRQ,		/* another softirq */
 	WAKER_IRQ,		/* a hardware interrupt or an IPI, or the idle task */
 	WAKER_NO_KSTACK,	/* its kernel stack not recorded (maps full): the kind unknown */
+	WAKER_KSTACK_CUT,	/* its kernel stack ends before try_to_wake_up: the kind unknown */
 	WAKER_KIND_MAX,
 };
 

@@ -506,7 +506,7 @@ static bool kallsyms_has(const char *name)
  * Where task_pt_regs() puts a task's user registers, for kernels without
  * bpf_task_pt_regs and for raw_tp: THREAD_SIZE and the padding above them,
  * as the kernel's headers define them for its default configuration (16 KiB
- * stacks; arm64: at least a page; x86_64 with FRED, 6.9+: 16 bytes of
+ * stacks; arm64: at least a page; armhf: 8 KiB; x86_64 with FRED, 6.9+: 16 bytes of
  * padding).  KASAN's larger stacks are not detected: the BPF side takes
  * registers only from a user-mode frame and counts the rest.
  */
@@ -517,7 +517,11 @@ static void probe_uregs(struct probe *p)
 	p->thread_size = 16384;
 	if (!strcmp(p->machine, "aarch64") && page > 16384)
 		p->thread_size = page;
-	else if (!strcmp(p->machine, "x86_64") && p->kver >= KVER(6, 9, 0) &&
+	else if (!strcmp(p->machine, "armv7l")) {
+		/* arm: 8 KiB stacks, THREAD_START_SP 8 bytes below their top. */
+		p->thread_size = 8192;
+		p->uregs_pad = 8;
+	} else if (!strcmp(p->machine, "x86_64") && p->kver >= KVER(6, 9, 0) &&
 		 kallsyms_has("asm_fred_entrypoint_user"))
 		p->uregs_pad = 16;
 }

@@ -88,6 +88,22 @@ static int func_at(const struct wakers *wk, uint64_t ip)
 }
 
 /*
+ * A waker of KIND (task or kernel thread) whose kernel stack was cut: an
+ * interrupt where its preempt_count says so, KIND where it says task
+ * context, unknown where it was not read.
+ */
+static enum waker_kind cut_kind(const struct offcpu_waker *w, enum waker_kind kind)
+{
+	if (w->flags & OFFCPU_WAKER_HARDIRQ)
+		return WAKER_IRQ;
+	if (w->flags & OFFCPU_WAKER_SOFTIRQ)
+		return WAKER_SOFTIRQ;
+	if (w->flags & OFFCPU_WAKER_TASKCTX)
+		return kind;
+	return WAKER_KSTACK_CUT;
+}
+
+/*
  * The kind of waker W, and its kernel stack in wk->cut: from try_to_wake_up
  * to the function that showed interrupt context (the interrupted task's
  * frames below it are not the waker's).
@@ -97,12 +113,15 @@ static enum waker_kind classify(struct wakers *wk, const struct offcpu_waker *w,
 {
 	enum waker_kind kind = w->flags & OFFCPU_WAKER_KTHREAD ? WAKER_KTHREAD : WAKER_TASK;
 	uint32_t from = 0, to = k ? k->nr : 0;
+	bool ttwu = false;
 
 	if (!wk->ranges_read)
 		read_ranges(wk);
 	for (uint32_t i = 0; i < to; i++) {
 		int f = func_at(wk, k->ip[i]);
 
+		if (f == 0)
+			ttwu = true;
 		if (f == 0 && i < 8 && !from)
 			from = i;
 		if (f > 0) {
@@ -115,6 +134,13 @@ static enum waker_kind classify(struct wakers *wk, const struct offcpu_waker *w,
 	wk->cut->nr = to - from;
 	if (to > from)
 		memcpy(wk->cut->ip, k->ip + from, (to - from) * sizeof(uint64_t));
+	/*
+	 * A stack that ends before the wakeup cannot tell an interrupt from
+	 * the task it found: 32-bit ARM's unwinder stops in the BPF program
+	 * that asked (a raw_tp's regs are its helper's caller's).
+	 */
+	if (k && !ttwu && (kind == WAKER_TASK || kind == WAKER_KTHREAD))
+		kind = cut_kind(w, kind);
 	/* The idle task wakes nobody itself: an interrupt found it running. */
 	if (!w->pid && kind == WAKER_TASK)
 		kind = WAKER_IRQ;

@@ -211,8 +211,18 @@ NOINLINE static void sleep_ns(uint64_t ns)
 {
 	struct timespec ts = { ns / 1000000000ull, ns % 1000000000ull };
 
+	/*
+	 * 32-bit boards (armhf): musl's timespec has a 64-bit tv_sec since
+	 * 1.2, the nanosleep system call reads two 32-bit words (a sleep of
+	 * under a second read as none); its time64 twin reads it as it is.
+	 */
+#if defined(SYS_clock_nanosleep_time64) && !defined(__LP64__)
+	while (SYS(SYS_clock_nanosleep_time64, CLOCK_MONOTONIC, 0, &ts, &ts))
+		;
+#else
 	while (SYS(SYS_nanosleep, &ts, &ts, 0, 0))
 		;
+#endif
 }
 
 /* The compiler must not merge or tail-call these: each is a stack frame. */

@@ -1,0 +1,43 @@
+# armhf (ARMv7-A, hard-float VFPv3-D16, Thumb-2): little-endian, as Debian's
+# armhf; the kernel and uname call it armv7l.  Kernel pointers are 4 bytes
+# (BPF registers 8): every kernel read is sized by the kernel's BTF.
+TRIPLE        := arm-linux-gnueabihf
+DEB_ARCH      := armhf
+UNAME_M       := armv7l
+BPF_TARGET    := bpfel
+BPF_ARCH      := arm
+ELF_MACHINE   := ARM
+ELF_ENDIAN    := LSB
+QEMU_USER     := qemu-arm-static
+QEMU_SYSTEM   := qemu-system-arm
+QEMU_MACHINE  := -M virt -cpu cortex-a15
+QEMU_CONSOLE  := ttyAMA0
+KERNEL_FLAVOUR := armmp
+# Debian's armhf userland is Thumb-2 (gcc's default), whose frame pointer
+# r7 GCC points at the bottom of the locals: no chain a walker can follow.
+# The kernel's user walk (arch/arm/kernel/perf_callchain.c) reads APCS
+# frames from r11: {caller's fp, sp, lr} at fp - 12.  The fp workload is
+# built that way (ARM state, -mapcs-frame), the one layout it walks.
+WORKLOAD_CFLAGS := -fno-optimize-sibling-calls -fno-omit-frame-pointer -marm -mapcs-frame
+# Debian's defaults (-O2, PIE, no frame pointer, no unwind tables) plus
+# -funwind-tables: the .ARM.exidx/.ARM.extab tables the EHABI unwinder reads.
+DISTRO_CFLAGS := -funwind-tables
+KERNEL_SUITES := bullseye bookworm trixie sid
+# The distro workload's hard criteria need the EHABI unwinder (another
+# branch): until it lands the QEMU cells measure and show them, not judged.
+UNWIND_PENDING := the EHABI unwinder (.ARM.exidx, src/unwind/ehabi)
+# bpf_get_stackid in raw_tp programs (the only kind without kernel BTF)
+# gives one frame on 6.1 and later: arm's unwinder starts at the helper's
+# caller, the BPF program (5.10 still walks the whole stack).  Wakers'
+# interrupts come from preempt_count there: [irq] counts for a timer too
+# (tests/wakers_check.py --irq-for-timer).
+KSTACK_CUT := raw_tp
+# fp until the EHABI unwinder lands: dwarf needs unwind tables this board's
+# code does not have in .eh_frame.
+DWARF_DEFAULT := 0
+# perf_regs indexes (uapi asm/perf_regs.h) of pc, sp, frame pointer and link
+# register (-1: none): the registers -F samples copy for dwarf.  The frame
+# pointer is r11 (PERF_REG_ARM_FP), not Thumb's r7: r11 is where the APCS
+# chain starts that the kernel and the frame step walk (see above); EHABI
+# unwinding needs only pc, sp and lr to start.
+PERF_UREGS := 15,13,11,14
