@@ -19,7 +19,9 @@ KERNEL_FLAVOUR := riscv64
 BUSYBOX_SUITE := trixie
 # GCC 12 for RISC-V has no -mno-omit-leaf-frame-pointer: a leaf saves s0 at
 # fp - 8 and keeps its return address in ra, as the kernel's walk assumes
-# of the innermost frame (it takes the saved ra register there).
+# of the innermost frame (it takes the saved ra register there).  The walk
+# then reads records from s0 on: a frameless syscall() would lose its
+# caller's caller, so the blocker makes its own system calls (sys4).
 WORKLOAD_CFLAGS := -fno-optimize-sibling-calls -fno-omit-frame-pointer
 # The distro workload as sid's native compiler (gcc-16) builds it: of its
 # defaults, only the unwind tables differ from the cross gcc-12's (-Q
@@ -31,7 +33,8 @@ DISTRO_CFLAGS := -fasynchronous-unwind-tables -funwind-tables
 # epoll_wait.  The cells run the workload on trixie's own riscv64 libc6, as
 # a device running Debian has it (and its libc6-dbg for start_thread).
 DISTRO_LIBC_SUITE := trixie
-KERNEL_SUITES :=
+# 6.12 and 7.2 (sid's creates no task local storage: tp_btf,hash there).
+KERNEL_SUITES := trixie sid
 # --call-graph dwarf by default (where the kernel can); a frame record
 # {caller's s0, ra} sits just below the CFA, at fp - 16, where the code keeps
 # one (musl's own code keeps none, nor CFI: GCC 12 makes no unwind tables

@@ -373,8 +373,10 @@ def blocked_verdict(a, c, release):
 		return 'no still-blocked perf.data came back', ''
 	check = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests',
 			     'blocked_check.py')
+	# The recording's length (-d), as init.sh says it: st-early's window.
+	window = re.search(r'^window (\d+)$', c.section('stuck'), re.M)
 	opts = ['--symfs', a.symfs, '--report-text', f'{d}/blocked_report.txt',
-		'--early', early[0], '--early-window', '6']
+		'--early', early[0], '--early-window', window[1] if window else '6']
 	if not walks_user_stacks(a.board, release):
 		opts.append('--no-user-stacks')
 	ok, why = run([sys.executable, check, f'{d}/blocked.data', f'{d}/stuck.out'] + opts,

@@ -487,6 +487,85 @@ static int check_cpu_helper(const struct probe *p)
 	return -1;
 }
 
+/*
+ * Whether bpf_task_storage_get(..., F_CREATE) creates storage for the
+ * current task, in a raw tracepoint program run once (BPF_PROG_TEST_RUN).
+ * Since "bpf: Replace bpf memory allocator with kmalloc_nolock() in local
+ * storage" (6.19) it allocates with kmalloc_nolock(), which always fails
+ * where the slab has no cmpxchg_double (riscv64 7.2.13: every block was
+ * dropped as "per-thread storage full", 0 samples).  Returns 1 when storage
+ * was refused, 0 when it was made or the test could not run (a kernel that
+ * cannot run it is trusted, as in check_cpu_helper).
+ */
+static int task_storage_refused(void)
+{
+	struct bpf_insn prog[] = {
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_get_current_task_btf },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_0 },
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1,
+		  .src_reg = BPF_PSEUDO_MAP_FD },	/* .imm: the map, below */
+		{ 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_4,
+		  .imm = BPF_LOCAL_STORAGE_GET_F_CREATE },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_task_storage_get },
+		{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = BPF_REG_0, .off = 2 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	uint64_t args[1] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = args, .ctx_size_in = sizeof(args));
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_NO_PREALLOC);
+	struct btf *btf = btf__new_empty();
+	int key, val, map = -1, fd = -1, refused = 0;
+
+	/* Local storage maps need BTF for their key (an int) and value. */
+	key = btf ? btf__add_int(btf, "int", 4, BTF_INT_SIGNED) : -1;
+	val = btf ? btf__add_int(btf, "long", 8, BTF_INT_SIGNED) : -1;
+	if (key < 0 || val < 0 || btf__load_into_kernel(btf))
+		goto out;
+	mo.btf_fd = btf__fd(btf);
+	mo.btf_key_type_id = key;
+	mo.btf_value_type_id = val;
+	map = bpf_map_create(BPF_MAP_TYPE_TASK_STORAGE, "offcpu_selftest", 4, 8, 0, &mo);
+	if (map < 0)
+		goto out;
+	prog[2].imm = map;
+	fd = bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL, "GPL", prog,
+			   sizeof(prog) / sizeof(prog[0]), NULL);
+	if (fd >= 0 && !bpf_prog_test_run_opts(fd, &run))
+		refused = run.retval == 1;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (map >= 0)
+		close(map);
+	btf__free(btf);
+	return refused;
+}
+
+/*
+ * The task variant only where its storage can be made: elsewhere the hash
+ * by tid, said in -v; a forced --variant tp_btf,task is refused.
+ */
+static int check_task_storage(struct probe *p, const char *variant)
+{
+	if (!p->use_task_storage || !task_storage_refused())
+		return 0;
+	p->task_storage_broken = true;
+	if (variant) {
+		fprintf(stderr, "offcpu: --variant %s: this kernel's bpf_task_storage_get() creates no "
+			"task local storage (a self-test got none); use tp_btf,hash\n", variant);
+		return -1;
+	}
+	p->use_task_storage = false;
+	snprintf(p->why, sizeof(p->why), "kernel BTF; task local storage cannot be created here "
+		 "(bpf_task_storage_get gave none in a self-test): hash keyed by tid");
+	return 0;
+}
+
 /* Whether /proc/kallsyms names NAME (names are listed even when addresses are hidden). */
 static bool kallsyms_has(const char *name)
 {
@@ -554,7 +633,7 @@ int probe_kernel(struct probe *p, const char *btf_file, const char *variant)
 		return -1;
 	if (p->btf != BTF_NONE)
 		probe_btf_facts(p);
-	if (choose_variant(p, btf_file, variant))
+	if (choose_variant(p, btf_file, variant) || check_task_storage(p, variant))
 		return -1;
 	/* The user stack cache reads user registers through a BTF task pointer. */
 	p->task_pt_regs = p->tp_btf && p->kver >= KVER(5, 15, 0);
@@ -626,6 +705,8 @@ void probe_print(const struct probe *p, FILE *out)
 	} else {
 		fprintf(out, "attach: %s/sched_switch\n", p->tp_btf ? "tp_btf" : "raw_tp");
 		fprintf(out, "task storage: %s\n", p->use_task_storage ? "task local storage" :
+			p->task_storage_broken ? "hash by tid (task local storage cannot be created: "
+						 "bpf_task_storage_get gave none in a self-test)" :
 			p->task_storage ? "hash by tid (task storage available)" :
 					  "hash by tid (no task local storage)");
 		fprintf(out, "state field: %s\n", p->state_new ? "__state" : "state");

@@ -29,6 +29,9 @@ struct probe {
 	bool btf_tmp;		/* btf_path is our temporary file */
 	bool kernel_btf;
 	bool task_storage;
+	/* Task local storage exists but bpf_task_storage_get() creates none
+	 * (check_task_storage): the variant keeps a hash by tid instead. */
+	bool task_storage_broken;
 	bool ringbuf;
 	bool prev_state_arg;
 	const char *prev_state_why;

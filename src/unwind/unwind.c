@@ -361,6 +361,7 @@ struct uw_proc {
 	struct uw_map *maps;
 	size_t n;
 	uint64_t mm;	/* the address space the maps were read for (0: unknown) */
+	bool stale;	/* an exec or a new process was seen: read them again */
 };
 
 struct unwinder {
@@ -449,7 +450,12 @@ static struct uw_file *file_of(struct unwinder *u, uint32_t pid, const struct pr
 	return f;
 }
 
-/* The executable file mappings of PID, or -1 when it cannot be read (gone). */
+/*
+ * The executable file mappings of PID, or -1 when it cannot be read (gone)
+ * or lists none: an exited process not yet reaped has an empty maps file,
+ * and its copies still queued (user space behind the ring) need the maps
+ * last read, not none.
+ */
 static int read_maps(struct unwinder *u, uint32_t pid, struct uw_proc *p)
 {
 	char path[64], line[PROC_MAPS_LINE];
@@ -476,6 +482,8 @@ static int read_maps(struct unwinder *u, uint32_t pid, struct uw_proc *p)
 		n++;
 	}
 	fclose(f);
+	if (!n)
+		return -1;
 	free(p->maps);
 	p->maps = v;
 	p->n = n;
@@ -549,7 +557,7 @@ static struct uw_proc *proc_of(struct unwinder *u, uint32_t pid, uint64_t mm, bo
 	struct uw_proc *p = u32_map_get(&u->procs, pid);
 
 	*fresh = false;
-	if (p && (!mm || !p->mm || p->mm == mm)) {
+	if (p && !p->stale && (!mm || !p->mm || p->mm == mm)) {
 		p->mm = p->mm ? p->mm : mm;
 		return p;
 	}
@@ -560,8 +568,19 @@ static struct uw_proc *proc_of(struct unwinder *u, uint32_t pid, uint64_t mm, bo
 			return NULL;
 		}
 	}
+	/*
+	 * A process gone before its copies were unwound (user space behind
+	 * the ring: riscv64 under a busy TCG host cut a third of a thread's
+	 * stacks at their first frame) has no maps to read: those last read
+	 * still describe copies of the same address space.
+	 */
+	if (read_maps(u, pid, p) && !(mm && p->mm == mm)) {
+		free(p->maps);
+		p->maps = NULL;
+		p->n = 0;
+	}
+	p->stale = false;
 	p->mm = mm;
-	read_maps(u, pid, p);
 	*fresh = true;
 	return p;
 }
@@ -570,11 +589,9 @@ void unwinder_forget(struct unwinder *u, uint32_t pid)
 {
 	struct uw_proc *p = u32_map_get(&u->procs, pid);
 
-	if (p) {
-		u32_map_del(&u->procs, pid);
-		free(p->maps);
-		free(p);
-	}
+	/* Kept for copies unwound once it is gone (proc_of). */
+	if (p)
+		p->stale = true;
 }
 
 uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool ends_stack,

@@ -198,6 +198,31 @@ NOINLINE static long sys4(long nr, long a, long b, long c, long d)
 	return r2;
 }
 #define SYS(nr, a, b, c, d) sys4(nr, (long)(a), (long)(b), (long)(c), (long)(d))
+#elif defined(__riscv)
+/*
+ * riscv64's kernel walk (perf_callchain_user) takes the innermost return
+ * address from the ra register, then reads frame records from s0 on as if
+ * s0 were the innermost function's own frame.  libc's syscall() keeps no
+ * frame: s0 is its caller's, whose saved return address the walk drops, so
+ * the helper's caller (the blocker_* function) went missing with --btf
+ * none.  This wrapper keeps a whole record {s0, ra} below its frame (the
+ * "ra" clobber makes GCC save ra as in a non-leaf; GCC 12 for RISC-V has
+ * no -mno-omit-leaf-frame-pointer), and ra still holds its return address
+ * at the ecall: the walk then names every frame.
+ */
+NOINLINE static long sys4(long nr, long a, long b, long c, long d)
+{
+	register long a7 __asm__("a7") = nr;
+	register long a0 __asm__("a0") = a;
+	register long a1 __asm__("a1") = b;
+	register long a2 __asm__("a2") = c;
+	register long a3 __asm__("a3") = d;
+
+	__asm__ __volatile__("ecall" : "+r"(a0) : "r"(a7), "r"(a1), "r"(a2), "r"(a3)
+			     : "memory", "ra");
+	return a0;
+}
+#define SYS(nr, a, b, c, d) sys4(nr, (long)(a), (long)(b), (long)(c), (long)(d))
 #else
 #define SYS(nr, a, b, c, d) syscall(nr, a, b, c, d)
 #endif
