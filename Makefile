@@ -220,10 +220,11 @@ build/asan/offcpu: $(HOST_DEPS)
 # --- tests ---
 # Unit tests: build/unit/test_X from tests/unit/test_X.c and the sources in
 # UNIT_test_X (their libraries in UNIT_LIBS_test_X), host gcc, ASan+UBSan.
-UNIT_TESTS := test_units test_perf_data test_symbolize test_proc test_tracefs test_cfi test_unwind test_archive test_flight
-UNIT_test_units := src/record/btf_archive.c src/record/cli.c
+UNIT_TESTS := test_units test_id_list test_perf_data test_symbolize test_proc test_tracefs test_cfi test_unwind test_archive test_flight
+UNIT_test_units := src/record/btf_archive.c src/record/cli.c src/lib/id_list.c
 UNIT_LIBS_test_units := -lz
 # perf.data writer/reader alone (no libbpf).
+UNIT_test_id_list := src/lib/id_list.c
 UNIT_test_perf_data := src/format/perf_data.c src/format/perf_data_reader.c
 # Symbolizer alone (libelf): maps over time, ELF, kallsyms, hostile files.
 UNIT_test_symbolize := src/symbols/symbolize.c src/lib/build_id.c src/lib/buildid_cache.c src/lib/procfs.c \

@@ -199,10 +199,8 @@ static int sample_key(struct report *r, const struct pd_sample *s, const char *c
 static bool selected(const struct report *r, const struct pd_sample *s,
 		     const char *thread, const char *proc)
 {
-	bool ok = !r->o.nr_pids;
+	bool ok = !r->o.pids.n || id_list_has(&r->o.pids, s->pid);
 
-	for (size_t i = 0; i < r->o.nr_pids && !ok; i++)
-		ok = r->o.pids[i] == s->pid;
 	if (ok && r->o.comms)
 		ok = in_list(r->o.comms, thread) || in_list(r->o.comms, proc);
 	return ok;
