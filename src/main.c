@@ -23,6 +23,7 @@
 #include "record/loader.h"
 #include "format/perf_data.h"
 #include "lib/id_list.h"
+#include "lib/ksyms.h"
 #include "record/probe.h"
 #include "record/synthesis.h"
 #include "report/report.h"
@@ -724,6 +725,7 @@ int main(int argc, char **argv)
 		break;
 	}
 	cli_free(&o);
+	ksyms_running_free();
 	fflush(NULL);
 	raise_command_signal();	/* returns for signals that do not kill */
 	return ret;

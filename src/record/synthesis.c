@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/ksyms.h"
 #include "lib/procfs.h"
 #include "record/synthesis.h"
 
@@ -154,20 +155,9 @@ int proc_sync_all(uint64_t id, record_fn fn, void *ctx)
 
 static uint64_t kallsyms_addr(const char *name)
 {
-	FILE *f = fopen("/proc/kallsyms", "r");
-	char line[PROC_KSYMS_LINE], sym[PROC_SYM_MAX];
-	uint64_t a, found = 0;
+	const struct ksym *k = ksyms_by_name(ksyms_running(), name);
 
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (!proc_parse_kallsyms_line(line, &a, NULL, sym) && !strcmp(sym, name)) {
-			found = a;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
+	return k ? k->addr : 0;
 }
 
 int proc_sync_kernel(uint64_t id, record_fn fn, void *ctx)

@@ -15,7 +15,7 @@
 #include "symbols/debuginfo.h"
 #include "symbols/demangle.h"
 #include "lib/hashset.h"
-#include "lib/procfs.h"
+#include "lib/ksyms.h"
 #include "symbols/symbolize.h"
 
 #define DSO_BUCKETS	4096
@@ -818,41 +818,29 @@ size_t sym_nr_kernel(const struct symbolizer *s)
 	return s->ksyms.n;
 }
 
-static void kallsyms_line(struct symbolizer *s, const char *line)
+static void add_ksym(struct symbolizer *s, const struct ksym *k)
 {
-	char name[PROC_SYM_MAX], type;
-	uint64_t a;
-
-	if (proc_parse_kallsyms_line(line, &a, &type, name) || !a)
+	if (!k->addr)
 		return;
-	if (!strcmp(name, "_text") || (!s->ktext && !strcmp(name, "_stext")))
-		s->ktext = a;
-	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+	if (!strcmp(k->name, "_text") || (!s->ktext && !strcmp(k->name, "_stext")))
+		s->ktext = k->addr;
+	if (k->type != 't' && k->type != 'T' && k->type != 'w' && k->type != 'W')
 		return;
 	/* Section markers share an address with a real function. */
-	if (strstr(name, "_text_start") || strstr(name, "_text_end"))
+	if (strstr(k->name, "_text_start") || strstr(k->name, "_text_end"))
 		return;
-	add_sym(&s->ksyms, a, 0, name, rank(false, type == 'w' || type == 'W', type == 'T'));
+	add_sym(&s->ksyms, k->addr, 0, k->name,
+		rank(false, k->type == 'w' || k->type == 'W', k->type == 'T'));
 }
 
+/* The table lib/ksyms reads, in the symbol table ELF files use (aliases ranked). */
 static void load_kallsyms(struct symbolizer *s, const char *path)
 {
-	int fd = open_regular(path);
-	char line[PROC_KSYMS_LINE];
-	FILE *f;
+	struct ksyms *ks = ksyms_load(path);
 
-	/* /proc files have size 0: open_regular refuses them, so retry. */
-	if (fd < 0 && !strncmp(path, "/proc/", 6))
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	f = fd < 0 ? NULL : fdopen(fd, "r");
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while (fgets(line, sizeof(line), f))
-		kallsyms_line(s, line);
-	fclose(f);
+	for (size_t i = 0; i < ksyms_count(ks); i++)
+		add_ksym(s, ksyms_at(ks, i));
+	ksyms_free(ks);
 	symtab_finish(&s->ksyms, 0, KSYM_TAIL);
 }
 

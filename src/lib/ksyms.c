@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kernel symbols, read once.  The names live in one buffer (a kernel has
+ * some 100,000 to 250,000 of them), two index arrays sort the entries by
+ * address and by name; entries stay in the file's order so that "the first
+ * one in the file" stays what every former reader meant.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/ksyms.h"
+#include "lib/procfs.h"
+
+struct ksyms {
+	struct ksym *v;		/* in the file's order */
+	size_t n, cap;
+	char *names;		/* NUL-separated, v[i].name points in */
+	size_t names_len, names_cap;
+	uint32_t *by_addr, *by_name;	/* indexes into v */
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t c = *cap ? *cap : 4096;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	n = realloc(*p, c * size);
+	if (!n)
+		return -1;
+	*p = n;
+	*cap = c;
+	return 0;
+}
+
+/* Names are kept as offsets until the buffer stops moving (ksyms_index). */
+static int add(struct ksyms *ks, uint64_t addr, char type, const char *name)
+{
+	size_t len = strlen(name) + 1;
+
+	if (ks->n >= UINT32_MAX - 1 ||
+	    grow((void **)&ks->v, &ks->cap, ks->n + 1, sizeof(*ks->v)) ||
+	    grow((void **)&ks->names, &ks->names_cap, ks->names_len + len, 1))
+		return -1;
+	memcpy(ks->names + ks->names_len, name, len);
+	ks->v[ks->n++] = (struct ksym){ addr, (const char *)(uintptr_t)ks->names_len, type };
+	ks->names_len += len;
+	return 0;
+}
+
+/* qsort has no context argument: the table being sorted. */
+static const struct ksyms *sorting;
+
+static int addr_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint64_t ax = sorting->v[x].addr, ay = sorting->v[y].addr;
+
+	if (ax != ay)
+		return ax < ay ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int c = strcmp(sorting->v[x].name, sorting->v[y].name);
+
+	return c ? c : x < y ? -1 : x > y;
+}
+
+static int ksyms_index(struct ksyms *ks)
+{
+	ks->by_addr = malloc((ks->n + 1) * sizeof(uint32_t));
+	ks->by_name = malloc((ks->n + 1) * sizeof(uint32_t));
+	if (!ks->by_addr || !ks->by_name)
+		return -1;
+	for (size_t i = 0; i < ks->n; i++) {
+		ks->v[i].name = ks->names + (uintptr_t)ks->v[i].name;
+		ks->by_addr[i] = ks->by_name[i] = i;
+	}
+	sorting = ks;
+	qsort(ks->by_addr, ks->n, sizeof(uint32_t), addr_cmp);
+	qsort(ks->by_name, ks->n, sizeof(uint32_t), name_cmp);
+	sorting = NULL;
+	return 0;
+}
+
+struct ksyms *ksyms_read(FILE *f)
+{
+	struct ksyms *ks = calloc(1, sizeof(*ks));
+	char line[PROC_KSYMS_LINE], sym[PROC_SYM_MAX], type;
+	uint64_t a;
+
+	if (!ks)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		/* The rest of a line longer than the buffer is not a line. */
+		bool whole = strchr(line, '\n') || feof(f);
+
+		if (!proc_parse_kallsyms_line(line, &a, &type, sym) && add(ks, a, type, sym))
+			goto fail;
+		while (!whole && fgets(line, sizeof(line), f))
+			whole = strchr(line, '\n');
+	}
+	if (!ksyms_index(ks))
+		return ks;
+fail:
+	ksyms_free(ks);
+	return NULL;
+}
+
+/*
+ * Only a regular file, or a /proc file (its size reads 0): --kallsyms
+ * naming a FIFO or a device must not hang the report.
+ */
+static FILE *open_kallsyms(const char *path)
+{
+	struct stat st;
+	bool proc = !strncmp(path, "/proc/", 6);
+	FILE *f;
+	int fd;
+
+	/* stat first: opening a device can do something by itself. */
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (!st.st_size && !proc) ||
+	    !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return NULL;
+	}
+	return f;
+}
+
+struct ksyms *ksyms_load(const char *path)
+{
+	FILE *f = open_kallsyms(path);
+	struct ksyms *ks;
+
+	if (!f)
+		return NULL;
+	ks = ksyms_read(f);
+	fclose(f);
+	return ks;
+}
+
+void ksyms_free(struct ksyms *ks)
+{
+	if (!ks)
+		return;
+	free(ks->v);
+	free(ks->names);
+	free(ks->by_addr);
+	free(ks->by_name);
+	free(ks);
+}
+
+static struct ksyms *running;
+static bool running_tried;
+
+const struct ksyms *ksyms_running(void)
+{
+	if (!running_tried) {
+		running_tried = true;
+		running = ksyms_load("/proc/kallsyms");
+	}
+	return running;
+}
+
+void ksyms_running_free(void)
+{
+	ksyms_free(running);
+	running = NULL;
+	running_tried = false;
+}
+
+size_t ksyms_count(const struct ksyms *ks)
+{
+	return ks ? ks->n : 0;
+}
+
+const struct ksym *ksyms_at(const struct ksyms *ks, size_t i)
+{
+	return ks && i < ks->n ? &ks->v[i] : NULL;
+}
+
+/* The number of entries of BY_ADDR at or below ADDR. */
+static size_t upper(const struct ksyms *ks, uint64_t addr)
+{
+	size_t lo = 0, hi = ks->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ks->v[ks->by_addr[mid]].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+const struct ksym *ksyms_by_addr(const struct ksyms *ks, uint64_t addr)
+{
+	size_t i;
+
+	if (!ks || !(i = upper(ks, addr)))
+		return NULL;
+	/* The first of the file among those at that address. */
+	addr = ks->v[ks->by_addr[i - 1]].addr;
+	while (i > 1 && ks->v[ks->by_addr[i - 2]].addr == addr)
+		i--;
+	return &ks->v[ks->by_addr[i - 1]];
+}
+
+const struct ksym *ksyms_by_name(const struct ksyms *ks, const char *name)
+{
+	size_t lo = 0, hi = ks ? ks->n : 0;
+
+	/* The first entry not below NAME: ties are in the file's order. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(ks->v[ks->by_name[mid]].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!ks || lo == ks->n || strcmp(ks->v[ks->by_name[lo]].name, name))
+		return NULL;
+	return &ks->v[ks->by_name[lo]];
+}
+
+int ksyms_range(const struct ksyms *ks, const char *name, uint64_t *lo, uint64_t *hi)
+{
+	const struct ksym *s = ksyms_by_name(ks, name);
+	size_t i;
+
+	*lo = *hi = 0;
+	if (!s || !s->addr)
+		return -1;
+	i = upper(ks, s->addr);
+	if (i == ks->n)
+		return -1;	/* the last: where it ends is not known */
+	*lo = s->addr;
+	*hi = ks->v[ks->by_addr[i]].addr;
+	return 0;
+}
