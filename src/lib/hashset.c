@@ -170,3 +170,132 @@ void str_set_free(struct str_set *s)
 	free(s->v);
 	*s = (struct str_set){ 0 };
 }
+
+static size_t strmap_slot(const struct str_map *m, const char *key)
+{
+	size_t i = fnv1a_str(key) & (m->cap - 1);
+
+	while (m->vals[i] && strcmp(m->keys[i], key))
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+void *str_map_get(const struct str_map *m, const char *key)
+{
+	return m->cap ? m->vals[strmap_slot(m, key)] : NULL;
+}
+
+static int str_map_grow(struct str_map *m)
+{
+	struct str_map n = { .cap = m->cap ? m->cap * 2 : 256 };
+
+	n.keys = calloc(n.cap, sizeof(*n.keys));
+	n.vals = calloc(n.cap, sizeof(*n.vals));
+	if (!n.keys || !n.vals) {
+		free(n.keys);
+		free(n.vals);
+		return -1;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		size_t j;
+
+		if (!m->vals[i])
+			continue;
+		j = strmap_slot(&n, m->keys[i]);
+		n.keys[j] = m->keys[i];
+		n.vals[j] = m->vals[i];
+		n.n++;
+	}
+	free(m->keys);
+	free(m->vals);
+	*m = n;
+	return 0;
+}
+
+int str_map_put(struct str_map *m, const char *key, void *val)
+{
+	size_t i;
+
+	if ((m->n + 1) * 2 > m->cap && str_map_grow(m))
+		return -1;
+	i = strmap_slot(m, key);
+	if (!m->vals[i])
+		m->n++;
+	m->keys[i] = key;
+	m->vals[i] = val;
+	return 0;
+}
+
+void str_map_free(struct str_map *m, void (*fn)(void *))
+{
+	for (size_t i = 0; fn && i < m->cap; i++)
+		if (m->vals[i])
+			fn(m->vals[i]);
+	free(m->keys);
+	free(m->vals);
+	*m = (struct str_map){ 0 };
+}
+
+static size_t u64_slot(const struct u64_map *m, uint64_t key)
+{
+	size_t i = hash32((uint32_t)key ^ hash32(key >> 32)) & (m->cap - 1);
+
+	while (m->vals[i] && m->keys[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+uint64_t u64_map_get(const struct u64_map *m, uint64_t key)
+{
+	return m->cap ? m->vals[u64_slot(m, key)] : 0;
+}
+
+static int u64_map_grow(struct u64_map *m)
+{
+	struct u64_map n = { .cap = m->cap ? m->cap * 2 : 256 };
+
+	n.keys = calloc(n.cap, sizeof(*n.keys));
+	n.vals = calloc(n.cap, sizeof(*n.vals));
+	if (!n.keys || !n.vals) {
+		free(n.keys);
+		free(n.vals);
+		return -1;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		size_t j;
+
+		if (!m->vals[i])
+			continue;
+		j = u64_slot(&n, m->keys[i]);
+		n.keys[j] = m->keys[i];
+		n.vals[j] = m->vals[i];
+		n.n++;
+	}
+	free(m->keys);
+	free(m->vals);
+	*m = n;
+	return 0;
+}
+
+int u64_map_put(struct u64_map *m, uint64_t key, uint64_t val)
+{
+	size_t i;
+
+	if (!val)
+		return -1;	/* 0 marks an empty slot */
+	if ((m->n + 1) * 2 > m->cap && u64_map_grow(m))
+		return -1;
+	i = u64_slot(m, key);
+	if (!m->vals[i])
+		m->n++;
+	m->keys[i] = key;
+	m->vals[i] = val;
+	return 0;
+}
+
+void u64_map_free(struct u64_map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	*m = (struct u64_map){ 0 };
+}

@@ -39,6 +39,11 @@ static uint32_t agg_hash(const struct agg *key)
 	return h;
 }
 
+/*
+ * Not hashset's: the table is the aggregates' storage itself (struct agg by
+ * value, compared field by field over a frame array), where hashset's maps
+ * hold a pointer under a u32, u64 or string key.
+ */
 static size_t slot(const struct agg *v, size_t cap, const struct agg *key)
 {
 	size_t i = agg_hash(key) & (cap - 1);

@@ -19,7 +19,6 @@
 #include "lib/procmaps.h"
 #include "symbols/symbolize.h"
 
-#define DSO_BUCKETS	4096
 /* Bounds on what one untrusted file may make us allocate. */
 #define MAX_SYMS	(8u << 20)
 #define MAX_PHDRS	4096
@@ -44,7 +43,6 @@ struct segment {
 };
 
 struct dso {
-	struct dso *next;	/* hash chain */
 	char *path;
 	struct symtab syms;
 	struct segment *segs;
@@ -60,7 +58,7 @@ struct comm {
 
 struct symbolizer {
 	char *symfs;
-	struct dso *dsos[DSO_BUCKETS];
+	struct str_map dsos;	/* by path (the dso's own copy) */
 	struct pmap_set procs;	/* maps over time (entries' file: struct dso) */
 	struct u32_map comms;	/* by tid */
 	struct symtab ksyms;
@@ -501,19 +499,18 @@ static void load_dso(struct symbolizer *s, struct dso *d, uint32_t pid, const st
 
 static struct dso *get_dso(struct symbolizer *s, const char *path)
 {
-	struct dso **b = &s->dsos[fnv1a_str(path) % DSO_BUCKETS], *d;
+	struct dso *d = str_map_get(&s->dsos, path);
 
-	for (d = *b; d; d = d->next)
-		if (!strcmp(d->path, path))
-			return d;
+	if (d)
+		return d;
 	d = calloc(1, sizeof(*d));
-	if (!d || !(d->path = strdup(path))) {
+	if (!d || !(d->path = strdup(path)) || str_map_put(&s->dsos, d->path, d)) {
+		if (d)
+			free(d->path);
 		free(d);
 		return NULL;
 	}
 	d->pseudo = path[0] != '/';
-	d->next = *b;
-	*b = d;
 	return d;
 }
 
@@ -764,21 +761,21 @@ size_t sym_nr_missing(const struct symbolizer *s, const char **first)
 	return s->missing;
 }
 
+static void free_dso(void *v)
+{
+	struct dso *d = v;
+
+	symtab_free(&d->syms);
+	free(d->segs);
+	free(d->path);
+	free(d);
+}
+
 void sym_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < DSO_BUCKETS; i++) {
-		struct dso *d = s->dsos[i], *next;
-
-		for (; d; d = next) {
-			next = d->next;
-			symtab_free(&d->syms);
-			free(d->segs);
-			free(d->path);
-			free(d);
-		}
-	}
+	str_map_free(&s->dsos, free_dso);
 	pmap_set_free(&s->procs);
 	u32_map_free(&s->comms, free);
 	symtab_free(&s->ksyms);
