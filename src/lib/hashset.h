@@ -50,7 +50,7 @@ struct u32_map {
 };
 
 void *u32_map_get(const struct u32_map *m, uint32_t key);
-/* Adds or replaces; -1 when out of memory. */
+/* Adds or replaces; -1 when out of memory (or VAL is NULL). */
 int u32_map_put(struct u32_map *m, uint32_t key, void *val);
 /* Removes KEY; its value, or NULL when absent. */
 void *u32_map_del(struct u32_map *m, uint32_t key);
@@ -78,20 +78,22 @@ struct str_map {
 };
 
 void *str_map_get(const struct str_map *m, const char *key);
-/* Adds or replaces; -1 when out of memory. */
+/* Adds or replaces; -1 when out of memory (or VAL is NULL). */
 int str_map_put(struct str_map *m, const char *key, void *val);
 /* Calls FN (if any) on every value, then frees the table. */
 void str_map_free(struct str_map *m, void (*fn)(void *));
 
-/* u64 -> non-zero u64 (ids of the perf.data to indexes of pprof's tables). */
+/* u64 -> non-NULL pointer. */
 struct u64_map {
-	uint64_t *keys, *vals;	/* val 0: an empty slot */
+	uint64_t *keys;
+	void **vals;	/* NULL: an empty slot */
 	size_t cap, n;
 };
 
-uint64_t u64_map_get(const struct u64_map *m, uint64_t key);	/* 0: absent */
-int u64_map_put(struct u64_map *m, uint64_t key, uint64_t val);
-void u64_map_free(struct u64_map *m);
+void *u64_map_get(const struct u64_map *m, uint64_t key);
+/* Adds or replaces; -1 when out of memory (or VAL is NULL). */
+int u64_map_put(struct u64_map *m, uint64_t key, void *val);
+void u64_map_free(struct u64_map *m, void (*fn)(void *));
 
 struct str_set {
 	char **v;	/* cap slots, NULL when empty */

@@ -64,6 +64,18 @@ static int reserve(void *v, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
+/* ---- ids: u64 keys to non-zero u64 (an id, or a string index + 1) ---- */
+
+static uint64_t id_get(const struct u64_map *m, uint64_t key)
+{
+	return (uintptr_t)u64_map_get(m, key);
+}
+
+static int id_put(struct u64_map *m, uint64_t key, uint64_t val)
+{
+	return u64_map_put(m, key, (void *)(uintptr_t)val);
+}
+
 /* ---- the string table ---- */
 
 /* The index of S in the string table (added if new), or -1. */
@@ -105,13 +117,13 @@ int pprof_build_id(struct pprof *p, const char *file, const char *hex)
 {
 	int64_t f = str_index(p, file), h = str_index(p, hex);
 
-	return f < 0 || h < 0 ? -1 : u64_map_put(&p->build_ids, f, h + 1);
+	return f < 0 || h < 0 ? -1 : id_put(&p->build_ids, f, h + 1);
 }
 
 /* The mapping id of FILE (a string index; 0: no mapping), or -1. */
 static int64_t mapping_id(struct pprof *p, int64_t file)
 {
-	uint64_t id = file ? u64_map_get(&p->map_ids, file) : 0;
+	uint64_t id = file ? id_get(&p->map_ids, file) : 0;
 	Perftools__Profiles__Mapping *m;
 
 	if (id || !file)
@@ -122,12 +134,12 @@ static int64_t mapping_id(struct pprof *p, int64_t file)
 	perftools__profiles__mapping__init(m);
 	m->id = p->nr_maps + 1;
 	m->filename = file;
-	m->build_id = (int64_t)u64_map_get(&p->build_ids, file) - 1;
+	m->build_id = (int64_t)id_get(&p->build_ids, file) - 1;
 	if (m->build_id < 0)
 		m->build_id = 0;
 	/* Names come resolved: pprof must not look for the binaries. */
 	m->has_functions = true;
-	if (u64_map_put(&p->map_ids, file, m->id))
+	if (id_put(&p->map_ids, file, m->id))
 		return -1;
 	return ++p->nr_maps;
 }
@@ -136,7 +148,7 @@ static int64_t mapping_id(struct pprof *p, int64_t file)
 static int64_t function_id(struct pprof *p, int64_t name, int64_t file)
 {
 	uint64_t key = (uint64_t)name << 32 | (uint64_t)file;
-	uint64_t id = u64_map_get(&p->fn_ids, key);
+	uint64_t id = id_get(&p->fn_ids, key);
 	Perftools__Profiles__Function *f;
 
 	if (id)
@@ -148,7 +160,7 @@ static int64_t function_id(struct pprof *p, int64_t name, int64_t file)
 	f->id = p->nr_fns + 1;
 	f->name = name;
 	f->system_name = name;
-	if (u64_map_put(&p->fn_ids, key, f->id))
+	if (id_put(&p->fn_ids, key, f->id))
 		return -1;
 	return ++p->nr_fns;
 }
@@ -181,7 +193,7 @@ static int64_t location_id(struct pprof *p, const struct pprof_frame *frame)
 
 	if (map < 0)
 		return -1;
-	id = u64_map_get(&p->loc_ids, fn);
+	id = id_get(&p->loc_ids, fn);
 	if (id)
 		return id;
 	if (reserve_location(p))
@@ -192,7 +204,7 @@ static int64_t location_id(struct pprof *p, const struct pprof_frame *frame)
 	l->id = p->nr_locs + 1;
 	l->mapping_id = map;
 	p->lines[p->nr_locs].function_id = fn;
-	if (u64_map_put(&p->loc_ids, fn, l->id))
+	if (id_put(&p->loc_ids, fn, l->id))
 		return -1;
 	return ++p->nr_locs;
 }
@@ -475,10 +487,10 @@ void pprof_free(struct pprof *p)
 		free(p->samples[i].locs);
 	free(p->strs);
 	str_map_free(&p->str_ids, NULL);
-	u64_map_free(&p->fn_ids);
-	u64_map_free(&p->loc_ids);
-	u64_map_free(&p->map_ids);
-	u64_map_free(&p->build_ids);
+	u64_map_free(&p->fn_ids, NULL);
+	u64_map_free(&p->loc_ids, NULL);
+	u64_map_free(&p->map_ids, NULL);
+	u64_map_free(&p->build_ids, NULL);
 	free(p->fns);
 	free(p->locs);
 	free(p->lines);

@@ -3,7 +3,7 @@
  * Unit tests of src/lib/hashset.c's string and u64 maps (the symbolizer's
  * files, the recorder's mapped files, pprof's ids and strings): thousands
  * of keys through several growths, replacement, absent keys, colliding
- * u64 halves.  Prints PASS/FAIL lines.
+ * u64 halves, NULL refused.  Prints PASS/FAIL lines.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,21 +51,23 @@ static void test_str_map(void)
 
 static void test_u64_map(void)
 {
+	static char vals[N + 1];
 	struct u64_map m = { 0 };
 	int bad = 0;
 
 	/* Keys whose halves are alike, so that a weak mix would pile them up. */
 	for (uint64_t i = 1; i <= N; i++)
-		bad += u64_map_put(&m, i << 32 | i, i * 3) != 0;
+		bad += u64_map_put(&m, i << 32 | i, &vals[i]) != 0;
 	for (uint64_t i = 1; i <= N; i++)
-		bad += u64_map_get(&m, i << 32 | i) != i * 3;
+		bad += u64_map_get(&m, i << 32 | i) != &vals[i];
 	CHECK("u64-map-get", !bad && m.n == N, "%d wrong", bad);
 	CHECK("u64-map-absent", !u64_map_get(&m, 1) && !u64_map_get(&m, 1ull << 32), "found");
-	CHECK("u64-map-zero-refused", u64_map_put(&m, 9, 0) == -1 && !u64_map_get(&m, 9),
-	      "0 stored");
-	u64_map_put(&m, 1ull << 32 | 1, 77);
-	CHECK("u64-map-replace", u64_map_get(&m, 1ull << 32 | 1) == 77 && m.n == N, "n %zu", m.n);
-	u64_map_free(&m);
+	CHECK("u64-map-null-refused", u64_map_put(&m, 9, NULL) == -1 && !u64_map_get(&m, 9),
+	      "NULL stored");
+	u64_map_put(&m, 1ull << 32 | 1, &vals[0]);
+	CHECK("u64-map-replace", u64_map_get(&m, 1ull << 32 | 1) == &vals[0] && m.n == N,
+	      "n %zu", m.n);
+	u64_map_free(&m, NULL);
 	CHECK("u64-map-free", !m.cap && !u64_map_get(&m, 5), "not emptied");
 }
 
