@@ -92,26 +92,38 @@ static int ksyms_index(struct ksyms *ks)
 	return 0;
 }
 
-struct ksyms *ksyms_read(FILE *f)
+/* The one reading loop: FN on each symbol of F until it returns non-zero. */
+static int each_line(FILE *f, int (*fn)(void *ctx, const struct ksym *k), void *ctx)
 {
-	struct ksyms *ks = calloc(1, sizeof(*ks));
 	char line[PROC_KSYMS_LINE], sym[PROC_SYM_MAX], type;
-	uint64_t a;
+	struct ksym k = { .name = sym };
+	int ret = 0;
 
-	if (!ks)
-		return NULL;
-	while (fgets(line, sizeof(line), f)) {
+	while (!ret && fgets(line, sizeof(line), f)) {
 		/* The rest of a line longer than the buffer is not a line. */
 		bool whole = strchr(line, '\n') || feof(f);
 
-		if (!proc_parse_kallsyms_line(line, &a, &type, sym) && add(ks, a, type, sym))
-			goto fail;
+		if (!proc_parse_kallsyms_line(line, &k.addr, &type, sym)) {
+			k.type = type;
+			ret = fn(ctx, &k);
+		}
 		while (!whole && fgets(line, sizeof(line), f))
 			whole = strchr(line, '\n');
 	}
-	if (!ksyms_index(ks))
+	return ret;
+}
+
+static int add_line(void *ctx, const struct ksym *k)
+{
+	return add(ctx, k->addr, k->type, k->name);
+}
+
+struct ksyms *ksyms_read(FILE *f)
+{
+	struct ksyms *ks = calloc(1, sizeof(*ks));
+
+	if (ks && !each_line(f, add_line, ks) && !ksyms_index(ks))
 		return ks;
-fail:
 	ksyms_free(ks);
 	return NULL;
 }
@@ -153,6 +165,18 @@ struct ksyms *ksyms_load(const char *path)
 	return ks;
 }
 
+int ksyms_each(const char *path, int (*fn)(void *ctx, const struct ksym *k), void *ctx)
+{
+	FILE *f = open_kallsyms(path);
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = each_line(f, fn, ctx);
+	fclose(f);
+	return ret;
+}
+
 void ksyms_free(struct ksyms *ks)
 {
 	if (!ks)
@@ -174,6 +198,38 @@ const struct ksyms *ksyms_running(void)
 		running = ksyms_load("/proc/kallsyms");
 	}
 	return running;
+}
+
+struct first {
+	const char *name;
+	uint64_t addr;
+};
+
+static int is_first(void *ctx, const struct ksym *k)
+{
+	struct first *want = ctx;
+
+	if (strcmp(k->name, want->name))
+		return 0;
+	want->addr = k->addr;
+	return 1;
+}
+
+int ksyms_running_find(const char *name, uint64_t *addr)
+{
+	struct first want = { name, 0 };
+	const struct ksym *k;
+
+	if (running_tried) {
+		k = ksyms_by_name(running, name);
+		*addr = k ? k->addr : 0;
+		return k ? 0 : -1;
+	}
+	*addr = 0;
+	if (ksyms_each("/proc/kallsyms", is_first, &want) != 1)
+		return -1;
+	*addr = want.addr;
+	return 0;
 }
 
 void ksyms_running_free(void)

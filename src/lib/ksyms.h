@@ -31,8 +31,22 @@ struct ksyms *ksyms_load(const char *path);
 struct ksyms *ksyms_read(FILE *f);
 void ksyms_free(struct ksyms *ks);
 
+/*
+ * FN on each symbol of the kallsyms file PATH, in the file's order, until it
+ * returns non-zero, which is returned (K and its name last only for the
+ * call).  -1 when the file cannot be read.
+ */
+int ksyms_each(const char *path, int (*fn)(void *ctx, const struct ksym *k), void *ctx);
+
 /* The running kernel's /proc/kallsyms, read on first use (NULL: unreadable). */
 const struct ksyms *ksyms_running(void);
+/*
+ * NAME's first address in the running kernel's table (0: hidden); -1 when
+ * not listed.  From the table once read, else read only up to NAME: what
+ * start-up asks (_text, on the first lines) costs no whole read (about
+ * 150 ms for 120,000 symbols, the kernel formatting them).
+ */
+int ksyms_running_find(const char *name, uint64_t *addr);
 void ksyms_running_free(void);
 
 /* Entries, in the file's order. */

@@ -490,7 +490,9 @@ static int check_cpu_helper(const struct probe *p)
 /* Whether /proc/kallsyms names NAME (names are listed even when addresses are hidden). */
 static bool kallsyms_has(const char *name)
 {
-	return ksyms_by_name(ksyms_running(), name) != NULL;
+	uint64_t addr;
+
+	return !ksyms_running_find(name, &addr);
 }
 
 /*

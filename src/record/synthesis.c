@@ -166,9 +166,9 @@ int proc_sync_all(uint64_t id, record_fn fn, void *ctx)
 
 static uint64_t kallsyms_addr(const char *name)
 {
-	const struct ksym *k = ksyms_by_name(ksyms_running(), name);
+	uint64_t addr;
 
-	return k ? k->addr : 0;
+	return ksyms_running_find(name, &addr) ? 0 : addr;
 }
 
 int proc_sync_kernel(uint64_t id, record_fn fn, void *ctx)

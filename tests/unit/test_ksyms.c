@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "lib/ksyms.h"
@@ -102,8 +103,42 @@ static void test_long_line(void)
 	free(t);
 }
 
+static int count_all(void *ctx, const struct ksym *k)
+{
+	(void)k;
+	++*(int *)ctx;
+	return 0;
+}
+
+static int count_to_schedule(void *ctx, const struct ksym *k)
+{
+	++*(int *)ctx;
+	return strcmp(k->name, "__schedule") ? 0 : 7;
+}
+
+/* The streaming reader stops where its function says, and says so. */
+static void test_each(void)
+{
+	char path[] = "/tmp/offcpu-ksyms.XXXXXX";
+	int fd = mkstemp(path), n = 0, ret;
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+
+	if (!f || fputs(text, f) < 0 || fclose(f)) {
+		CHECK("each", 0, "cannot write %s", path);
+		return;
+	}
+	ret = ksyms_each(path, count_to_schedule, &n);
+	CHECK("each-stops", ret == 7 && n == 4, "returned %d after %d", ret, n);
+	n = 0;
+	CHECK("each-whole", ksyms_each(path, count_all, &n) == 0 &&
+	      n == 11, "%d symbols", n);
+	unlink(path);
+}
+
 static void test_files(void)
 {
+	uint64_t streamed = 1, loaded;
+	int found = ksyms_running_find("_text", &streamed);
 	const struct ksyms *run = ksyms_running();
 
 	CHECK("load-not-regular", !ksyms_load("/dev/null") && !ksyms_load("/nonexistent"),
@@ -113,6 +148,12 @@ static void test_files(void)
 		return;
 	}
 	CHECK("running-once", ksyms_running() == run, "read twice");
+	/* Read up to _text before the table, from the table after: the same. */
+	CHECK("running-find", !found && !ksyms_running_find("_text", &loaded) &&
+	      loaded == streamed && loaded == ksyms_by_name(run, "_text")->addr,
+	      "%llx, then %llx", (unsigned long long)streamed, (unsigned long long)loaded);
+	CHECK("running-find-absent", ksyms_running_find("no_such_symbol_x", &loaded) == -1,
+	      "found");
 	CHECK("running-schedule", ksyms_by_name(run, "schedule") != NULL, "no schedule");
 	ksyms_running_free();
 }
@@ -122,6 +163,7 @@ int main(void)
 	test_lookups();
 	test_hidden();
 	test_long_line();
+	test_each();
 	test_files();
 	return failures != 0;
 }
