@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Kernel symbols, read once.  The names live in one buffer (a kernel has
- * some 100,000 to 250,000 of them), two index arrays sort the entries by
- * address and by name; entries stay in the file's order so that "the first
- * one in the file" stays what every former reader meant.
+ * some 100,000 to 250,000 of them); entries stay in the file's order, so
+ * that "the first one in the file" stays what every former reader meant.
+ * Lookups are linear, on purpose: the table serves a few of them (the
+ * recorder's ranges, about 20), and sorting it cost more than they do
+ * (seconds in an emulated guest, where the recorder stalled); the report
+ * builds its own sorted symbol table from the entries.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -19,7 +22,6 @@ struct ksyms {
 	size_t n, cap;
 	char *names;		/* NUL-separated, v[i].name points in */
 	size_t names_len, names_cap;
-	uint32_t *by_addr, *by_name;	/* indexes into v */
 };
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -54,42 +56,11 @@ static int add(struct ksyms *ks, uint64_t addr, char type, const char *name)
 	return 0;
 }
 
-/* qsort has no context argument: the table being sorted. */
-static const struct ksyms *sorting;
-
-static int addr_cmp(const void *a, const void *b)
+/* The names' buffer stopped moving: offsets become pointers. */
+static void fix_names(struct ksyms *ks)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	uint64_t ax = sorting->v[x].addr, ay = sorting->v[y].addr;
-
-	if (ax != ay)
-		return ax < ay ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
-static int name_cmp(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	int c = strcmp(sorting->v[x].name, sorting->v[y].name);
-
-	return c ? c : x < y ? -1 : x > y;
-}
-
-static int ksyms_index(struct ksyms *ks)
-{
-	ks->by_addr = malloc((ks->n + 1) * sizeof(uint32_t));
-	ks->by_name = malloc((ks->n + 1) * sizeof(uint32_t));
-	if (!ks->by_addr || !ks->by_name)
-		return -1;
-	for (size_t i = 0; i < ks->n; i++) {
+	for (size_t i = 0; i < ks->n; i++)
 		ks->v[i].name = ks->names + (uintptr_t)ks->v[i].name;
-		ks->by_addr[i] = ks->by_name[i] = i;
-	}
-	sorting = ks;
-	qsort(ks->by_addr, ks->n, sizeof(uint32_t), addr_cmp);
-	qsort(ks->by_name, ks->n, sizeof(uint32_t), name_cmp);
-	sorting = NULL;
-	return 0;
 }
 
 /* The one reading loop: FN on each symbol of F until it returns non-zero. */
@@ -122,8 +93,10 @@ struct ksyms *ksyms_read(FILE *f)
 {
 	struct ksyms *ks = calloc(1, sizeof(*ks));
 
-	if (ks && !each_line(f, add_line, ks) && !ksyms_index(ks))
+	if (ks && !each_line(f, add_line, ks)) {
+		fix_names(ks);
 		return ks;
+	}
 	ksyms_free(ks);
 	return NULL;
 }
@@ -183,8 +156,6 @@ void ksyms_free(struct ksyms *ks)
 		return;
 	free(ks->v);
 	free(ks->names);
-	free(ks->by_addr);
-	free(ks->by_name);
 	free(ks);
 }
 
@@ -249,65 +220,38 @@ const struct ksym *ksyms_at(const struct ksyms *ks, size_t i)
 	return ks && i < ks->n ? &ks->v[i] : NULL;
 }
 
-/* The number of entries of BY_ADDR at or below ADDR. */
-static size_t upper(const struct ksyms *ks, uint64_t addr)
-{
-	size_t lo = 0, hi = ks->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ks->v[ks->by_addr[mid]].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 const struct ksym *ksyms_by_addr(const struct ksyms *ks, uint64_t addr)
 {
-	size_t i;
+	const struct ksym *best = NULL;
 
-	if (!ks || !(i = upper(ks, addr)))
-		return NULL;
-	/* The first of the file among those at that address. */
-	addr = ks->v[ks->by_addr[i - 1]].addr;
-	while (i > 1 && ks->v[ks->by_addr[i - 2]].addr == addr)
-		i--;
-	return &ks->v[ks->by_addr[i - 1]];
+	for (size_t i = 0; i < ksyms_count(ks); i++)
+		if (ks->v[i].addr <= addr && (!best || ks->v[i].addr > best->addr))
+			best = &ks->v[i];
+	return best;
 }
 
 const struct ksym *ksyms_by_name(const struct ksyms *ks, const char *name)
 {
-	size_t lo = 0, hi = ks ? ks->n : 0;
-
-	/* The first entry not below NAME: ties are in the file's order. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (strcmp(ks->v[ks->by_name[mid]].name, name) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!ks || lo == ks->n || strcmp(ks->v[ks->by_name[lo]].name, name))
-		return NULL;
-	return &ks->v[ks->by_name[lo]];
+	for (size_t i = 0; i < ksyms_count(ks); i++)
+		if (!strcmp(ks->v[i].name, name))
+			return &ks->v[i];
+	return NULL;
 }
 
 int ksyms_range(const struct ksyms *ks, const char *name, uint64_t *lo, uint64_t *hi)
 {
 	const struct ksym *s = ksyms_by_name(ks, name);
-	size_t i;
+	uint64_t next = UINT64_MAX;
 
 	*lo = *hi = 0;
 	if (!s || !s->addr)
 		return -1;
-	i = upper(ks, s->addr);
-	if (i == ks->n)
+	for (size_t i = 0; i < ks->n; i++)
+		if (ks->v[i].addr > s->addr && ks->v[i].addr < next)
+			next = ks->v[i].addr;
+	if (next == UINT64_MAX)
 		return -1;	/* the last: where it ends is not known */
 	*lo = s->addr;
-	*hi = ks->v[ks->by_addr[i]].addr;
+	*hi = next;
 	return 0;
 }

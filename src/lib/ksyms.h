@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Kernel symbols (a kallsyms file), read once and looked up by address, by
- * name and by range, as libbpf-tools' trace_helpers.c keeps them.  The one
+ * name and by range (libbpf-tools' trace_helpers.c ksyms, without its sort:
+ * lookups here are few and linear, see ksyms.c).  The one
  * reader of /proc/kallsyms: the recorder's probe, synthesis, waker and stack
  * cutting share the running kernel's table (ksyms_running), the report
  * loads the file that matches the recording.
