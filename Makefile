@@ -220,13 +220,18 @@ build/asan/offcpu: $(HOST_DEPS)
 # --- tests ---
 # Unit tests: build/unit/test_X from tests/unit/test_X.c and the sources in
 # UNIT_test_X (their libraries in UNIT_LIBS_test_X), host gcc, ASan+UBSan.
-UNIT_TESTS := test_units test_perf_data test_symbolize test_proc test_tracefs test_cfi test_unwind test_ehabi test_archive test_flight
-UNIT_test_units := src/record/btf_archive.c src/record/cli.c
+UNIT_TESTS := test_units test_id_list test_ksyms test_procmaps test_hashset test_perf_data test_symbolize test_proc test_tracefs test_cfi test_unwind test_ehabi test_archive test_flight
+UNIT_test_units := src/record/btf_archive.c src/record/cli.c src/lib/id_list.c
 UNIT_LIBS_test_units := -lz
+# lib/ alone: id lists, kallsyms, the process-map model, the hash maps.
+UNIT_test_id_list := src/lib/id_list.c
+UNIT_test_ksyms := src/lib/ksyms.c src/lib/procfs.c
+UNIT_test_hashset := src/lib/hashset.c
+UNIT_test_procmaps := src/lib/procmaps.c src/lib/procfs.c src/lib/ksyms.c src/lib/hashset.c
 # perf.data writer/reader alone (no libbpf).
 UNIT_test_perf_data := src/format/perf_data.c src/format/perf_data_reader.c
 # Symbolizer alone (libelf): maps over time, ELF, kallsyms, hostile files.
-UNIT_test_symbolize := src/symbols/symbolize.c src/lib/build_id.c src/lib/buildid_cache.c src/lib/procfs.c \
+UNIT_test_symbolize := src/symbols/symbolize.c src/lib/build_id.c src/lib/buildid_cache.c src/lib/procfs.c src/lib/ksyms.c src/lib/procmaps.c \
 	src/lib/hashset.c src/symbols/debuginfo.c src/symbols/demangle.c
 UNIT_LIBS_test_symbolize := -L$(HOSTSYMTC)/lib -lelf -liberty -llzma -lz
 # perf's build-id cache names and adding to it; the tar writer's bytes.
@@ -234,7 +239,7 @@ UNIT_test_archive := src/lib/buildid_cache.c src/lib/build_id.c src/archive/tar_
 UNIT_LIBS_test_archive := -L$(HOSTSYMTC)/lib -lelf -lz
 # /proc parsers alone: real maps and status of the test itself, bad lines;
 # MMAP2 synthesis from a maps line.
-UNIT_test_proc := src/lib/procfs.c src/record/synthesis.c
+UNIT_test_proc := src/lib/procfs.c src/lib/ksyms.c src/lib/procmaps.c src/lib/hashset.c src/record/synthesis.c
 UNIT_LIBS_test_proc := -pthread
 # tracefs format parser alone: real formats of two kernels, every prefix, bad files.
 UNIT_test_tracefs := src/record/tracefs.c
@@ -245,7 +250,7 @@ UNIT_test_flight := src/record/flight.c
 UNIT_test_cfi := src/unwind/cfi.c src/unwind/ehabi.c $(UNIT_test_symbolize)
 UNIT_LIBS_test_cfi := -L$(HOSTTC)/lib -ldw $(UNIT_LIBS_test_symbolize)
 # The user-space unwinder on synthetic stack copies (and u32_map_del).
-UNIT_test_unwind := src/unwind/unwind.c src/unwind/cfi.c src/unwind/ehabi.c src/lib/hashset.c src/lib/procfs.c
+UNIT_test_unwind := src/unwind/unwind.c src/unwind/cfi.c src/unwind/ehabi.c src/lib/hashset.c src/lib/procfs.c src/lib/ksyms.c
 UNIT_LIBS_test_unwind := -L$(HOSTTC)/lib -ldw -L$(HOSTSYMTC)/lib -lelf -lz
 # The ARM EHABI decoder: synthetic tables, Debian's armhf libc.so.6; its
 # `unwind DIR NAME` mode unwinds qemu-arm snapshots (t_ehabi).

@@ -22,6 +22,8 @@
 #include "record/embed.h"
 #include "record/loader.h"
 #include "format/perf_data.h"
+#include "lib/id_list.h"
+#include "lib/ksyms.h"
 #include "record/probe.h"
 #include "record/synthesis.h"
 #include "report/report.h"
@@ -155,54 +157,41 @@ static bool child_done(struct child *ch)
 	return ch->exited;
 }
 
-/* CPU in a kernel CPU list ("0-3,6"). */
-static bool cpu_in_list(const char *list, uint32_t cpu)
-{
-	const char *p = list;
-
-	while (*p) {
-		char *end;
-		unsigned long a = strtoul(p, &end, 10), b = a;
-
-		if (end == p)
-			return false;
-		if (*end == '-')
-			b = strtoul(end + 1, &end, 10);
-		if (cpu >= a && cpu <= b)
-			return true;
-		p = *end == ',' ? end + 1 : end;
-		if (*end != ',')
-			break;
-	}
-	return false;
-}
-
 /*
  * -C: CPUs that are not online would record nothing without a word (perf
  * refuses them too).  The online list is the kernel's own, e.g. "0-1,4".
  */
 static int check_cpus(const struct offcpu_opts *o)
 {
-	char online[256] = "";
-	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	char text[256] = "";
+	struct id_list online = { 0 };
+	const char *why;
+	FILE *f;
+	int err = 0;
 
 	if (!o->cpus.n)
 		return 0;
-	if (!f || !fgets(online, sizeof(online), f)) {
+	f = fopen("/sys/devices/system/cpu/online", "re");
+	if (!f || !fgets(text, sizeof(text), f)) {
 		if (f)
 			fclose(f);
 		return 0;	/* no sysfs: the BPF filter still works */
 	}
 	fclose(f);
-	online[strcspn(online, "\n")] = '\0';
-	for (size_t i = 0; i < o->cpus.n; i++) {
-		if (!cpu_in_list(online, o->cpus.v[i])) {
+	text[strcspn(text, "\n")] = '\0';
+	if (id_list_parse(&online, text, ID_RANGES, 0, ID_CPU_MAX, &why)) {
+		id_list_free(&online);
+		return 0;	/* a list this kernel spells otherwise: the filter still works */
+	}
+	for (size_t i = 0; i < o->cpus.n && !err; i++) {
+		if (!id_list_has(&online, o->cpus.v[i])) {
 			fprintf(stderr, "offcpu: --cpu: CPU %u does not exist or is offline (online: %s)\n",
-				o->cpus.v[i], online);
-			return -1;
+				o->cpus.v[i], text);
+			err = -1;
 		}
 	}
-	return 0;
+	id_list_free(&online);
+	return err;
 }
 
 static bool targets_gone(const struct id_list *track)
@@ -736,6 +725,7 @@ int main(int argc, char **argv)
 		break;
 	}
 	cli_free(&o);
+	ksyms_running_free();
 	fflush(NULL);
 	raise_command_signal();	/* returns for signals that do not kill */
 	return ret;

@@ -295,34 +295,26 @@ int pd_set_clock_data(struct pd_writer *w, uint32_t clockid,
 	       blob_put(b, &realtime_ns, 8) || blob_put(b, &clock_ns, 8);
 }
 
-/*
- * struct build_id_event: header, pid, build_id[24] (20 bytes of id, then
- * size in byte 20 with PERF_RECORD_MISC_BUILD_ID_SIZE), filename padded to
- * NAME_ALIGN.
- */
+/* A struct perf_record_build_id, the file name padded to NAME_ALIGN. */
 int pd_add_build_id(struct pd_writer *w, uint16_t misc, int32_t pid,
 		    const uint8_t *id, size_t id_len, const char *filename)
 {
 	struct blob *b = &w->feat[PD_FEAT_BUILD_ID];
 	size_t len = strlen(filename) + 1;
 	size_t padded = (len + NAME_ALIGN - 1) & ~(size_t)(NAME_ALIGN - 1);
-	struct {
-		struct perf_event_header h;
-		int32_t pid;
-		uint8_t build_id[24];
-	} e;
+	struct perf_record_build_id e;
 	static const char zero[NAME_ALIGN];
 
-	if (id_len > 20)
+	if (id_len > sizeof(e.build_id))
 		return -1;
 	w->feat_set[PD_FEAT_BUILD_ID / 64] |= 1ull << (PD_FEAT_BUILD_ID % 64);
 	memset(&e, 0, sizeof(e));
-	e.h.type = 0;
-	e.h.misc = misc | (1 << 15);	/* PERF_RECORD_MISC_BUILD_ID_SIZE */
-	e.h.size = sizeof(e) + padded;
+	e.header.type = 0;
+	e.header.misc = misc | PERF_RECORD_MISC_BUILD_ID_SIZE;
+	e.header.size = sizeof(e) + padded;
 	e.pid = pid;
 	memcpy(e.build_id, id, id_len);
-	e.build_id[20] = id_len;
+	e.size = id_len;
 	return blob_put(b, &e, sizeof(e)) || blob_put(b, filename, len) ||
 	       blob_put(b, zero, padded - len);
 }

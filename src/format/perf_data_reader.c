@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,16 @@ static uint16_t rd16(const struct pd_file *f, const void *p)
 
 	memcpy(&v, p, 2);
 	return f->needs_swap ? __builtin_bswap16(v) : v;
+}
+
+static struct pd_section read_section(const struct pd_file *f, const void *p)
+{
+	struct pd_section s;
+
+	memcpy(&s, p, sizeof(s));
+	s.offset = rd64(f, &s.offset);
+	s.size = rd64(f, &s.size);
+	return s;
 }
 
 static bool in_file(const struct pd_file *f, uint64_t off, uint64_t len)
@@ -112,7 +123,7 @@ static int read_attrs(struct pd_file *f, uint64_t attr_size, uint64_t off,
 {
 	uint64_t n;
 
-	if (attr_size < PERF_ATTR_SIZE_VER0 + 16 || attr_size > 4096 || size % attr_size ||
+	if (attr_size < PERF_ATTR_SIZE_VER0 + sizeof(struct pd_section) || attr_size > 4096 || size % attr_size ||
 	    !in_file(f, off, size))
 		return PD_ERR("bad attribute section");
 	n = size / attr_size;
@@ -125,9 +136,11 @@ static int read_attrs(struct pd_file *f, uint64_t attr_size, uint64_t off,
 	for (uint64_t i = 0; i < n; i++) {
 		const uint8_t *p = f->map + off + i * attr_size;
 		struct pd_event *e = &f->events[i];
-		uint64_t ids_off = rd64(f, p + attr_size - 16), ids_size = rd64(f, p + attr_size - 8);
+		/* perf_file_attr: ATTR_SIZE - 16 bytes of attr (any version), then the ids. */
+		struct pd_section ids = read_section(f, p + attr_size - sizeof(ids));
+		uint64_t ids_off = ids.offset, ids_size = ids.size;
 
-		read_attr(f, p, attr_size - 16, &e->attr);
+		read_attr(f, p, attr_size - sizeof(ids), &e->attr);
 		if (ids_size % 8 || ids_size / 8 > MAX_IDS || !in_file(f, ids_off, ids_size))
 			return PD_ERR("bad id section of event %llu", (unsigned long long)i);
 		e->nr_ids = ids_size / 8;
@@ -224,29 +237,33 @@ static void read_event_desc(struct pd_file *f, struct cursor *c)
 	}
 }
 
-/* struct perf_record_header_build_id entries, filename padded. */
+/* struct perf_record_build_id entries, filename padded. */
 static void read_build_ids(struct pd_file *f, struct cursor *c)
 {
-	while (!c->bad && c->end - c->pos >= 36) {
-		const uint8_t *p = take(c, 36), *name;
-		uint16_t size = rd16(f, p + 6);
+	struct perf_record_build_id e;
+
+	while (!c->bad && c->end - c->pos >= sizeof(e)) {
+		const uint8_t *name;
 		struct pd_build_id *b, *nb;
 
-		if (size < 36 || !(name = take(c, size - 36u)))
+		memcpy(&e, take(c, sizeof(e)), sizeof(e));
+		e.header.misc = rd16(f, &e.header.misc);
+		e.header.size = rd16(f, &e.header.size);
+		e.pid = (int32_t)rd32(f, &e.pid);
+		if (e.header.size < sizeof(e) || !(name = take(c, e.header.size - sizeof(e))))
 			return;
 		nb = realloc(f->build_ids, (f->nr_build_ids + 1) * sizeof(*nb));
 		if (!nb)
 			return;
 		f->build_ids = nb;
 		b = &nb[f->nr_build_ids];
-		b->misc = rd16(f, p + 4);
-		b->pid = (int32_t)rd32(f, p + 8);
-		memcpy(b->id, p + 12, 20);
-		b->id_len = b->misc & (1 << 15) ? p[32] : 20;
-		if (b->id_len > 20)
-			b->id_len = 20;
-		b->misc &= ~(1 << 15);
-		b->filename = strndup((const char *)name, size - 36u);
+		b->misc = e.header.misc & ~PERF_RECORD_MISC_BUILD_ID_SIZE;
+		b->pid = e.pid;
+		memcpy(b->id, e.build_id, sizeof(e.build_id));
+		b->id_len = e.header.misc & PERF_RECORD_MISC_BUILD_ID_SIZE ? e.size : sizeof(e.build_id);
+		if (b->id_len > sizeof(e.build_id))
+			b->id_len = sizeof(e.build_id);
+		b->filename = strndup((const char *)name, e.header.size - sizeof(e));
 		if (!b->filename)
 			return;
 		f->nr_build_ids++;
@@ -306,19 +323,18 @@ static void read_features(struct pd_file *f)
 
 	for (int bit = 0; bit < MAX_FEAT; bit++) {
 		struct cursor c = { .f = f };
-		uint64_t so, ss;
+		struct pd_section sec;
 
 		if (!pd_has_feature(f, bit))
 			continue;
-		if (!in_file(f, off + n * 16ull, 16))
+		if (!in_file(f, off + n * sizeof(sec), sizeof(sec)))
 			return;
-		so = rd64(f, f->map + off + n * 16);
-		ss = rd64(f, f->map + off + n * 16 + 8);
+		sec = read_section(f, f->map + off + n * sizeof(sec));
 		n++;
-		if (!in_file(f, so, ss))
+		if (!in_file(f, sec.offset, sec.size))
 			continue;
-		c.pos = so;
-		c.end = so + ss;
+		c.pos = sec.offset;
+		c.end = sec.offset + sec.size;
 		read_feature(f, bit, &c);
 	}
 }
@@ -448,6 +464,10 @@ static size_t after_name(const uint8_t *body, size_t len, size_t name)
  * Samples and sample_id trailers are swapped as u64 words (u32 pairs are
  * resolved by pd_parse_sample, as perf does); names stay as they are.
  */
+/* Where FIELD of record struct T lies after the header, and where T's fixed part ends. */
+#define BODY(t, field)	(offsetof(struct t, field) - sizeof(struct perf_event_header))
+#define BODY_END(t)	(sizeof(struct t) - sizeof(struct perf_event_header))
+
 static void swap_record(struct perf_event_header *h)
 {
 	uint8_t *b = (uint8_t *)(h + 1);
@@ -459,45 +479,46 @@ static void swap_record(struct perf_event_header *h)
 		break;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
-		if (len >= 24) {
-			swap_u32s(b, 4);
-			swap_words(b + 16, 1);
-			tail = 24;
+		if (len >= BODY_END(perf_record_fork)) {
+			swap_u32s(b, 4);	/* pid, ppid, tid, ptid */
+			swap_words(b + BODY(perf_record_fork, time), 1);
+			tail = BODY_END(perf_record_fork);
 		}
 		break;
 	case PERF_RECORD_COMM:
-		if (len >= 8) {
-			swap_u32s(b, 2);
-			tail = after_name(b, len, 8);
+		if (len >= BODY(perf_record_comm, comm)) {
+			swap_u32s(b, 2);	/* pid, tid */
+			tail = after_name(b, len, BODY(perf_record_comm, comm));
 		}
 		break;
 	case PERF_RECORD_MMAP:
-		if (len >= 32) {
+		if (len >= BODY(perf_record_mmap, filename)) {
 			swap_u32s(b, 2);
-			swap_words(b + 8, 3);
-			tail = after_name(b, len, 32);
+			swap_words(b + BODY(perf_record_mmap, start), 3);	/* start, len, pgoff */
+			tail = after_name(b, len, BODY(perf_record_mmap, filename));
 		}
 		break;
 	case PERF_RECORD_MMAP2:
-		if (len >= 64) {
+		if (len >= BODY(perf_record_mmap2, filename)) {
 			swap_u32s(b, 2);
-			swap_words(b + 8, 3);
-			swap_u32s(b + 32, 2);	/* maj, min (or build id head) */
-			swap_words(b + 40, 2);
-			swap_u32s(b + 56, 2);
-			tail = after_name(b, len, 64);
+			swap_words(b + BODY(perf_record_mmap2, start), 3);
+			/* maj, min (or the build id's head) */
+			swap_u32s(b + BODY(perf_record_mmap2, maj), 2);
+			swap_words(b + BODY(perf_record_mmap2, ino), 2);	/* ino, ino_generation */
+			swap_u32s(b + BODY(perf_record_mmap2, prot), 2);	/* prot, flags */
+			tail = after_name(b, len, BODY(perf_record_mmap2, filename));
 		}
 		break;
 	case PERF_RECORD_LOST:
-		if (len >= 16) {
-			swap_words(b, 2);
-			tail = 16;
+		if (len >= BODY_END(perf_record_lost)) {
+			swap_words(b, 2);	/* id, lost */
+			tail = BODY_END(perf_record_lost);
 		}
 		break;
 	case PERF_RECORD_LOST_SAMPLES:
-		if (len >= 8) {
+		if (len >= BODY_END(perf_record_lost_samples)) {
 			swap_words(b, 1);
-			tail = 8;
+			tail = BODY_END(perf_record_lost_samples);
 		}
 		break;
 	}
@@ -550,91 +571,147 @@ const struct pd_event *pd_event_by_id(const struct pd_file *f, uint64_t id)
  * Two u32 in one sample word.  A swapped file's word was byte-reversed as a
  * whole, which also exchanged the two halves.
  */
-static void u32_pair(const struct pd_file *f, const uint64_t *w, uint32_t *first,
-		     uint32_t *second)
+static void u32_pair(bool swapped, const uint64_t *w, uint32_t *first, uint32_t *second)
 {
 	uint32_t a, b;
 
 	memcpy(&a, w, 4);
 	memcpy(&b, (const uint8_t *)w + 4, 4);
-	*first = f->needs_swap ? b : a;
-	*second = f->needs_swap ? a : b;
+	*first = swapped ? b : a;
+	*second = swapped ? a : b;
 }
 
 #define SUPPORTED_SAMPLE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
 	PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | \
-	PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW)
+	PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | \
+	PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+
+/* A sample's words being read: every take is bounds-checked. */
+struct words {
+	const uint64_t *p;
+	size_t i, n;
+	bool swapped;
+};
+
+#define TAKE(w, x) do { if ((w)->i >= (w)->n) return -1; (x) = (w)->p[(w)->i++]; } while (0)
+
+static int take_pair(struct words *w, uint32_t *a, uint32_t *b)
+{
+	if (w->i >= w->n)
+		return -1;
+	u32_pair(w->swapped, &w->p[w->i++], a, b);
+	return 0;
+}
+
+/* u32 size, then the bytes; 4 + size is a multiple of 8. */
+static int take_raw(struct words *w, struct pd_sample *s)
+{
+	uint32_t res;
+
+	if (w->i >= w->n)
+		return -1;
+	u32_pair(w->swapped, &w->p[w->i], &s->raw_size, &res);
+	if (s->raw_size > (w->n - w->i) * 8 - 4)
+		return -1;
+	s->raw = (const uint8_t *)&w->p[w->i] + 4;
+	w->i += (4 + (uint64_t)s->raw_size + 7) / 8;
+	return 0;
+}
+
+/* u64 abi, then (abi != 0) one u64 per register of the mask. */
+static int take_uregs(struct words *w, uint64_t mask, struct pd_sample *s)
+{
+	size_t nr = __builtin_popcountll(mask);
+
+	TAKE(w, s->uregs_abi);
+	if (!s->uregs_abi)
+		return 0;
+	if (nr > w->n - w->i)
+		return -1;
+	s->uregs = w->p + w->i;
+	w->i += nr;
+	return 0;
+}
+
+/* u64 size, the bytes, then (size != 0) u64 dyn_size. */
+static int take_stack(struct words *w, struct pd_sample *s)
+{
+	TAKE(w, s->stack_size);
+	if (!s->stack_size)
+		return 0;
+	if (s->stack_size % 8 || s->stack_size / 8 >= w->n - w->i)
+		return -1;
+	s->stack = (const uint8_t *)(w->p + w->i);
+	w->i += s->stack_size / 8;
+	TAKE(w, s->stack_dyn);
+	return s->stack_dyn > s->stack_size ? -1 : 0;
+}
 
 /* Fields in perf's order (evsel__parse_sample) for the bits we support. */
+int pd_parse_sample_attr(const struct perf_event_attr *attr, bool swapped,
+			 const struct perf_event_header *rec, struct pd_sample *s)
+{
+	struct words w = { (const uint64_t *)(rec + 1), 0, 0, swapped };
+	uint64_t type = attr->sample_type;
+	uint32_t res;
+
+	memset(s, 0, sizeof(*s));
+	if (rec->type != PERF_RECORD_SAMPLE || rec->size < sizeof(*rec) ||
+	    type & ~(uint64_t)SUPPORTED_SAMPLE)
+		return -1;
+	w.n = (rec->size - sizeof(*rec)) / 8;
+	if (type & PERF_SAMPLE_IDENTIFIER)
+		TAKE(&w, s->id);
+	if (type & PERF_SAMPLE_IP)
+		TAKE(&w, s->ip);
+	if (type & PERF_SAMPLE_TID && take_pair(&w, &s->pid, &s->tid))
+		return -1;
+	if (type & PERF_SAMPLE_TIME)
+		TAKE(&w, s->time);
+	if (type & PERF_SAMPLE_ADDR)
+		TAKE(&w, s->addr);
+	if (type & PERF_SAMPLE_ID)
+		TAKE(&w, s->id);
+	if (type & PERF_SAMPLE_STREAM_ID)
+		TAKE(&w, s->stream_id);
+	if (type & PERF_SAMPLE_CPU && take_pair(&w, &s->cpu, &res))
+		return -1;
+	if (type & PERF_SAMPLE_PERIOD)
+		TAKE(&w, s->period);
+	if (type & PERF_SAMPLE_CALLCHAIN) {
+		TAKE(&w, s->nr);
+		if (s->nr > w.n - w.i)
+			return -1;
+		s->ips = w.p + w.i;
+		w.i += s->nr;
+	}
+	if (type & PERF_SAMPLE_RAW && take_raw(&w, s))
+		return -1;
+	if (type & PERF_SAMPLE_REGS_USER && take_uregs(&w, attr->sample_regs_user, s))
+		return -1;
+	if (type & PERF_SAMPLE_STACK_USER && take_stack(&w, s))
+		return -1;
+	return 0;
+}
+#undef TAKE
+
 int pd_parse_sample(const struct pd_file *f, const struct perf_event_header *rec,
 		    struct pd_sample *s)
 {
 	const uint64_t *p = (const uint64_t *)(rec + 1);
 	const struct pd_event *e;
-	size_t n, i = 0;
-	uint64_t type;
 
 	memset(s, 0, sizeof(*s));
 	if (rec->type != PERF_RECORD_SAMPLE || rec->size < sizeof(*rec) || !f->nr_events)
 		return -1;
-	n = (rec->size - sizeof(*rec)) / 8;
 	/* Without IDENTIFIER the sample cannot name its event: only one. */
 	e = f->nr_events == 1 ? &f->events[0] : NULL;
 	if (!e || (e->attr.sample_type & PERF_SAMPLE_IDENTIFIER)) {
-		if (n < 1)
+		if (rec->size < sizeof(*rec) + 8)
 			return -1;
 		e = pd_event_by_id(f, p[0]);
 		if (!e || !(e->attr.sample_type & PERF_SAMPLE_IDENTIFIER))
 			return -1;
 	}
-	type = e->attr.sample_type;
-	if (type & ~(uint64_t)SUPPORTED_SAMPLE)
-		return -1;
-#define TAKE(x) do { if (i >= n) return -1; (x) = p[i++]; } while (0)
-	if (type & PERF_SAMPLE_IDENTIFIER)
-		TAKE(s->id);
-	if (type & PERF_SAMPLE_IP)
-		TAKE(s->ip);
-	if (type & PERF_SAMPLE_TID) {
-		if (i >= n)
-			return -1;
-		u32_pair(f, &p[i++], &s->pid, &s->tid);
-	}
-	if (type & PERF_SAMPLE_TIME)
-		TAKE(s->time);
-	if (type & PERF_SAMPLE_ADDR)
-		TAKE(s->addr);
-	if (type & PERF_SAMPLE_ID)
-		TAKE(s->id);
-	if (type & PERF_SAMPLE_STREAM_ID)
-		TAKE(s->stream_id);
-	if (type & PERF_SAMPLE_CPU) {
-		uint32_t res;
-
-		if (i >= n)
-			return -1;
-		u32_pair(f, &p[i++], &s->cpu, &res);
-	}
-	if (type & PERF_SAMPLE_PERIOD)
-		TAKE(s->period);
-	if (type & PERF_SAMPLE_CALLCHAIN) {
-		TAKE(s->nr);
-		if (s->nr > n - i)
-			return -1;
-		s->ips = p + i;
-		i += s->nr;
-	}
-	if (type & PERF_SAMPLE_RAW) {
-		uint32_t res;
-
-		if (i >= n)
-			return -1;
-		/* u32 size, then the bytes; 4 + size is a multiple of 8. */
-		u32_pair(f, &p[i], &s->raw_size, &res);
-		if (s->raw_size > (n - i) * 8 - 4)
-			return -1;
-		s->raw = (const uint8_t *)&p[i] + 4;
-	}
-#undef TAKE
-	return 0;
+	return pd_parse_sample_attr(&e->attr, f->needs_swap, rec, s);
 }

@@ -3,6 +3,8 @@
 #ifndef OFFCPU_PERF_DATA_READER_H
 #define OFFCPU_PERF_DATA_READER_H
 
+#include <stdbool.h>
+
 #include "format/perf_data.h"
 
 struct pd_build_id {
@@ -67,10 +69,11 @@ const struct pd_event *pd_event_by_id(const struct pd_file *f, uint64_t id);
 
 /*
  * Parsed PERF_RECORD_SAMPLE.  Handles sample_type IDENTIFIER, IP, TID, TIME,
- * ADDR, ID, STREAM_ID, CPU, PERIOD, CALLCHAIN, RAW (perf's order); the event
- * is the one whose ids hold the IDENTIFIER (or the only event of the file).
- * Other bits are refused (-1).  IPS and RAW point into REC (RAW's bytes are
- * meaningful only when !needs_swap).
+ * ADDR, ID, STREAM_ID, CPU, PERIOD, CALLCHAIN, RAW, REGS_USER, STACK_USER
+ * (perf's order); the event is the one whose ids hold the IDENTIFIER (or the
+ * only event of the file).  Other bits are refused (-1).  IPS, RAW, UREGS and
+ * STACK point into REC (RAW's and STACK's bytes are meaningful only when
+ * !needs_swap).
  *
  * perf before 5.19 (e.g. 5.10) adds RAW|TIME|CPU|PERIOD to the sample_type of
  * every BPF-output event it reads: such an event's samples must carry a RAW
@@ -84,8 +87,20 @@ struct pd_sample {
 	uint64_t addr, stream_id;
 	uint32_t raw_size;
 	const void *raw;
+	uint64_t uregs_abi;	/* 0: no user registers (a kernel thread) */
+	const uint64_t *uregs;	/* one per bit of sample_regs_user, by index */
+	uint64_t stack_size, stack_dyn;	/* the user stack copy, and how much is real */
+	const uint8_t *stack;
 };
 int pd_parse_sample(const struct pd_file *f,
 		    const struct perf_event_header *rec, struct pd_sample *s);
+
+/*
+ * The same for a sample of the event ATTR, read where no file is (the
+ * recorder's own ring buffers); SWAPPED as pd_file.needs_swap.  REC must be
+ * 8-byte aligned.
+ */
+int pd_parse_sample_attr(const struct perf_event_attr *attr, bool swapped,
+			 const struct perf_event_header *rec, struct pd_sample *s);
 
 #endif

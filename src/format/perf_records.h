@@ -92,6 +92,24 @@ struct perf_record_sample_head {
 	uint64_t time;
 };
 
+/*
+ * One entry of the BUILD_ID feature section (perf's
+ * perf_record_header_build_id), then its file name, NUL-padded.
+ */
+#ifndef PERF_RECORD_MISC_BUILD_ID_SIZE
+#define PERF_RECORD_MISC_BUILD_ID_SIZE	(1 << 15)	/* SIZE is set */
+#endif
+struct perf_record_build_id {
+	struct perf_event_header header;	/* type 0, misc: kernel or user */
+	int32_t pid;
+	uint8_t build_id[20];
+	uint8_t size;		/* of the id, with PERF_RECORD_MISC_BUILD_ID_SIZE */
+	uint8_t reserved[3];
+	char filename[];
+};
+
+_Static_assert(sizeof(struct perf_record_build_id) == 36, "build_id_event");
+
 struct perf_record_lost {
 	struct perf_event_header header;
 	uint64_t id, lost;

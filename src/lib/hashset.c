@@ -5,60 +5,85 @@
 
 #include "lib/hashset.h"
 
-static size_t u32_slot(const struct u32_map *m, uint32_t key)
-{
-	size_t i = hash32(key) & (m->cap - 1);
-
-	while (m->vals[i] && m->keys[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	return i;
+/*
+ * The three maps differ only in their key: one implementation, stamped out
+ * per key type (C has no generics; function pointers would cost a call per
+ * probe on the recorder's hot paths).  Values are non-NULL pointers, NULL
+ * marking an empty slot; the table doubles at half full.
+ */
+#define DEFINE_MAP(map, key_t, HASH, EQ)					\
+static size_t map##_slot(const struct map *m, key_t key)			\
+{										\
+	size_t i = (HASH(key)) & (m->cap - 1);					\
+										\
+	while (m->vals[i] && !(EQ(m->keys[i], key)))				\
+		i = (i + 1) & (m->cap - 1);					\
+	return i;								\
+}										\
+										\
+void *map##_get(const struct map *m, key_t key)				\
+{										\
+	return m->cap ? m->vals[map##_slot(m, key)] : NULL;			\
+}										\
+										\
+static int map##_grow(struct map *m)						\
+{										\
+	struct map n = { .cap = m->cap ? m->cap * 2 : 256 };			\
+										\
+	n.keys = calloc(n.cap, sizeof(*n.keys));				\
+	n.vals = calloc(n.cap, sizeof(*n.vals));				\
+	if (!n.keys || !n.vals) {						\
+		free(n.keys);							\
+		free(n.vals);							\
+		return -1;							\
+	}									\
+	for (size_t i = 0; i < m->cap; i++) {					\
+		size_t j;							\
+										\
+		if (!m->vals[i])						\
+			continue;						\
+		j = map##_slot(&n, m->keys[i]);					\
+		n.keys[j] = m->keys[i];						\
+		n.vals[j] = m->vals[i];						\
+		n.n++;								\
+	}									\
+	free(m->keys);								\
+	free(m->vals);								\
+	*m = n;									\
+	return 0;								\
+}										\
+										\
+int map##_put(struct map *m, key_t key, void *val)				\
+{										\
+	size_t i;								\
+										\
+	if (!val || ((m->n + 1) * 2 > m->cap && map##_grow(m)))			\
+		return -1;							\
+	i = map##_slot(m, key);							\
+	if (!m->vals[i])							\
+		m->n++;								\
+	m->keys[i] = key;							\
+	m->vals[i] = val;							\
+	return 0;								\
+}										\
+										\
+void map##_free(struct map *m, void (*fn)(void *))				\
+{										\
+	for (size_t i = 0; fn && i < m->cap; i++)				\
+		if (m->vals[i])							\
+			fn(m->vals[i]);						\
+	free(m->keys);								\
+	free(m->vals);								\
+	*m = (struct map){ 0 };							\
 }
 
-void *u32_map_get(const struct u32_map *m, uint32_t key)
-{
-	return m->cap ? m->vals[u32_slot(m, key)] : NULL;
-}
+#define EQ_INT(a, b)	((a) == (b))
+#define EQ_STR(a, b)	(!strcmp((a), (b)))
+#define HASH_U64(k)	hash32((uint32_t)(k) ^ hash32((k) >> 32))
 
-static int u32_map_grow(struct u32_map *m)
-{
-	struct u32_map n = { .cap = m->cap ? m->cap * 2 : 256 };
-
-	n.keys = calloc(n.cap, sizeof(*n.keys));
-	n.vals = calloc(n.cap, sizeof(*n.vals));
-	if (!n.keys || !n.vals) {
-		free(n.keys);
-		free(n.vals);
-		return -1;
-	}
-	for (size_t i = 0; i < m->cap; i++) {
-		size_t j;
-
-		if (!m->vals[i])
-			continue;
-		j = u32_slot(&n, m->keys[i]);
-		n.keys[j] = m->keys[i];
-		n.vals[j] = m->vals[i];
-		n.n++;
-	}
-	free(m->keys);
-	free(m->vals);
-	*m = n;
-	return 0;
-}
-
-int u32_map_put(struct u32_map *m, uint32_t key, void *val)
-{
-	size_t i;
-
-	if ((m->n + 1) * 2 > m->cap && u32_map_grow(m))
-		return -1;
-	i = u32_slot(m, key);
-	if (!m->vals[i])
-		m->n++;
-	m->keys[i] = key;
-	m->vals[i] = val;
-	return 0;
-}
+DEFINE_MAP(u32_map, uint32_t, hash32, EQ_INT)
+DEFINE_MAP(u64_map, uint64_t, HASH_U64, EQ_INT)
+DEFINE_MAP(str_map, const char *, fnv1a_str, EQ_STR)
 
 /* Linear probing: the entries after the hole that probed past it move back. */
 void *u32_map_del(struct u32_map *m, uint32_t key)
@@ -68,7 +93,7 @@ void *u32_map_del(struct u32_map *m, uint32_t key)
 
 	if (!m->cap)
 		return NULL;
-	hole = u32_slot(m, key);
+	hole = u32_map_slot(m, key);
 	val = m->vals[hole];
 	if (!val)
 		return NULL;
@@ -86,16 +111,6 @@ void *u32_map_del(struct u32_map *m, uint32_t key)
 		hole = i;
 	}
 	return val;
-}
-
-void u32_map_free(struct u32_map *m, void (*fn)(void *))
-{
-	for (size_t i = 0; fn && i < m->cap; i++)
-		if (m->vals[i])
-			fn(m->vals[i]);
-	free(m->keys);
-	free(m->vals);
-	*m = (struct u32_map){ 0 };
 }
 
 bool u32_set_has(const struct u32_set *s, uint32_t v)
@@ -170,3 +185,4 @@ void str_set_free(struct str_set *s)
 	free(s->v);
 	*s = (struct str_set){ 0 };
 }
+

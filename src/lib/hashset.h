@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The hashes and open-addressing sets every module shares: one FNV-1a for
- * strings and bytes, one integer mixer, a set of non-zero u32 and a set of
- * strings (owned copies).
+ * The hashes and open-addressing tables every module shares: one FNV-1a for
+ * strings and bytes, one integer mixer, maps from u32, u64 and strings, a
+ * set of non-zero u32 and a set of strings (owned copies).
  */
 #ifndef OFFCPU_HASHSET_H
 #define OFFCPU_HASHSET_H
@@ -50,7 +50,7 @@ struct u32_map {
 };
 
 void *u32_map_get(const struct u32_map *m, uint32_t key);
-/* Adds or replaces; -1 when out of memory. */
+/* Adds or replaces; -1 when out of memory (or VAL is NULL). */
 int u32_map_put(struct u32_map *m, uint32_t key, void *val);
 /* Removes KEY; its value, or NULL when absent. */
 void *u32_map_del(struct u32_map *m, uint32_t key);
@@ -65,6 +65,35 @@ struct u32_set {
 bool u32_set_has(const struct u32_set *s, uint32_t v);
 int u32_set_add(struct u32_set *s, uint32_t v);
 void u32_set_free(struct u32_set *s);
+
+/*
+ * const char * -> non-NULL pointer.  The keys are borrowed: each must live
+ * as long as its entry (usually it is the value's own copy, as a dso's path).
+ * Iterate with for (i < cap) if (vals[i]).
+ */
+struct str_map {
+	const char **keys;
+	void **vals;	/* NULL: an empty slot */
+	size_t cap, n;
+};
+
+void *str_map_get(const struct str_map *m, const char *key);
+/* Adds or replaces; -1 when out of memory (or VAL is NULL). */
+int str_map_put(struct str_map *m, const char *key, void *val);
+/* Calls FN (if any) on every value, then frees the table. */
+void str_map_free(struct str_map *m, void (*fn)(void *));
+
+/* u64 -> non-NULL pointer. */
+struct u64_map {
+	uint64_t *keys;
+	void **vals;	/* NULL: an empty slot */
+	size_t cap, n;
+};
+
+void *u64_map_get(const struct u64_map *m, uint64_t key);
+/* Adds or replaces; -1 when out of memory (or VAL is NULL). */
+int u64_map_put(struct u64_map *m, uint64_t key, void *val);
+void u64_map_free(struct u64_map *m, void (*fn)(void *));
 
 struct str_set {
 	char **v;	/* cap slots, NULL when empty */

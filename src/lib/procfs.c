@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/ksyms.h"
 #include "lib/procfs.h"
 
 void proc_parse_comm(char *buf)
@@ -58,29 +59,7 @@ int proc_parse_kallsyms_line(const char *line, uint64_t *addr, char *type, char 
 
 int proc_kallsyms_range(const char *name, uint64_t *lo, uint64_t *hi)
 {
-	FILE *f = fopen("/proc/kallsyms", "r");
-	char line[PROC_KSYMS_LINE], sym[PROC_SYM_MAX];
-	uint64_t a;
-
-	*lo = 0;
-	*hi = ~0ull;
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (proc_parse_kallsyms_line(line, &a, NULL, sym))
-			continue;
-		if (!*lo && !strcmp(sym, name))
-			*lo = a;
-		else if (*lo && a > *lo && a < *hi)
-			*hi = a;
-	}
-	fclose(f);
-	/* Without the whole table we cannot tell where it ends. */
-	if (!*lo || *hi == ~0ull) {
-		*lo = *hi = 0;
-		return -1;
-	}
-	return 0;
+	return ksyms_range(ksyms_running(), name, lo, hi);
 }
 
 int proc_parse_status(const char *buf, const char *key, uint32_t *val)

@@ -9,9 +9,9 @@
 #include <stdint.h>
 
 /*
- * [LO, HI) of kernel function NAME from /proc/kallsyms (HI: the next symbol).
- * Symbols after LO in the file count too: the file is not sorted across
- * modules.  Returns -1 when hidden (kptr_restrict) or absent.
+ * [LO, HI) of kernel function NAME from /proc/kallsyms (HI: the next symbol),
+ * ksyms_range on the running kernel's table (lib/ksyms.h, read once).
+ * Returns -1 when hidden (kptr_restrict) or absent.
  */
 int proc_kallsyms_range(const char *name, uint64_t *lo, uint64_t *hi);
 

@@ -2,7 +2,6 @@
 /* Command line parsing: perf's option spellings where perf has one. */
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,46 +302,15 @@ static int parse_after(struct offcpu_opts *o, const char *s)
 	return 0;
 }
 
-static int list_add(struct id_list *l, uint32_t v)
-{
-	uint32_t *n = realloc(l->v, (l->n + 1) * sizeof(*n));
-
-	if (!n)
-		return -1;
-	n[l->n++] = v;
-	l->v = n;
-	return 0;
-}
-
 /* "1,2,5-7": ranges allowed when RANGES (CPU lists). */
-static int parse_list(const char *opt, const char *s, bool ranges,
-		      uint32_t min, struct id_list *l)
+static int parse_list(const char *opt, const char *s, bool ranges, struct id_list *l)
 {
-	char *copy = strdup(s), *save = NULL, *tok;
-	int err = 0;
+	const char *why;
 
-	if (!copy)
-		return -1;
-	for (tok = strtok_r(copy, ",", &save); tok && !err;
-	     tok = strtok_r(NULL, ",", &save)) {
-		char *dash = ranges ? strchr(tok, '-') : NULL;
-		uint64_t a, b;
-
-		if (dash)
-			*dash = '\0';
-		err = parse_u64(opt, tok, INT_MAX, &a);
-		b = a;
-		if (!err && dash)
-			err = parse_u64(opt, dash + 1, INT_MAX, &b);
-		if (!err && (a < min || b < a))
-			err = bad(opt, s, ranges ? "bad range" : "must be positive");
-		for (uint64_t v = a; !err && v <= b; v++)
-			err = list_add(l, (uint32_t)v);
-	}
-	if (!err && !l->n)
-		err = bad(opt, s, "empty list");
-	free(copy);
-	return err;
+	if (id_list_parse(l, s, ranges ? ID_RANGES : 0, ranges ? 0 : 1,
+			  ranges ? ID_CPU_MAX : ID_PID_MAX, &why))
+		return bad(opt, s, why);
+	return 0;
 }
 
 static int parse_state(const char *s, uint32_t *mask)
@@ -463,11 +431,11 @@ static int parse_one(struct offcpu_opts *o, int c, const char *arg)
 		o->system_wide = true;
 		return 0;
 	case 'p':
-		return parse_list("--pid", arg, false, 1, &o->pids);
+		return parse_list("--pid", arg, false, &o->pids);
 	case 't':
-		return parse_list("--tid", arg, false, 1, &o->tids);
+		return parse_list("--tid", arg, false, &o->tids);
 	case 'C':
-		return parse_list("--cpu", arg, true, 0, &o->cpus);
+		return parse_list("--cpu", arg, true, &o->cpus);
 	case OPT_THRESH:
 		if (parse_u64("--off-cpu-thresh", arg, UINT64_MAX / 1000000, &v))
 			return -1;
@@ -573,7 +541,7 @@ static int parse_one(struct offcpu_opts *o, int c, const char *arg)
 		o->trigger_comm = arg;
 		return 0;
 	case OPT_TRIGGER_PID:
-		return parse_list("--trigger-pid", arg, false, 1, &o->trigger_pids);
+		return parse_list("--trigger-pid", arg, false, &o->trigger_pids);
 	case 'v':
 		o->verbose++;
 		return 0;
@@ -725,8 +693,8 @@ int cli_parse(struct offcpu_opts *o, int argc, char **argv)
 
 void cli_free(struct offcpu_opts *o)
 {
-	free(o->pids.v);
-	free(o->tids.v);
-	free(o->cpus.v);
-	free(o->trigger_pids.v);
+	id_list_free(&o->pids);
+	id_list_free(&o->tids);
+	id_list_free(&o->cpus);
+	id_list_free(&o->trigger_pids);
 }

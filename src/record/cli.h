@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "lib/id_list.h"
+
 enum offcpu_cmd {
 	CMD_RECORD,
 	CMD_PROBE,
@@ -41,11 +43,6 @@ enum switch_mode {
 /* --flight-recorder's memory cap, bounds included. */
 #define FLIGHT_BYTES_MIN	(64ull << 10)
 #define FLIGHT_BYTES_MAX	(16ull << 30)
-
-struct id_list {
-	uint32_t *v;
-	size_t n;
-};
 
 struct offcpu_opts {
 	enum offcpu_cmd cmd;

@@ -384,10 +384,8 @@ static bool comm_is(uint32_t pid, uint32_t tid, const char *comm)
 static bool trigger_wanted(const struct collector *c, uint32_t pid, uint32_t tid)
 {
 	const struct id_list *pids = &c->o->trigger_pids;
-	bool in = !pids->n;
+	bool in = !pids->n || id_list_has(pids, pid);
 
-	for (size_t i = 0; i < pids->n && !in; i++)
-		in = pids->v[i] == pid;
 	if (!in || !c->o->trigger_comm)
 		return in;
 	return comm_is(pid, tid, c->o->trigger_comm) || comm_is(pid, 0, c->o->trigger_comm);

@@ -12,7 +12,6 @@
 #include "lib/hashset.h"
 #include "record/mapped_files.h"
 
-#define FILE_BUCKETS	1024
 /* Different files seen at one path before we stop comparing (bounds the reads). */
 #define MAX_SEEN	8
 
@@ -22,7 +21,7 @@ struct inode_id {
 };
 
 struct file_entry {
-	struct file_entry *next;	/* hash chain */
+	struct file_entry *next;	/* in the order first mapped */
 	char *path;
 	struct inode_id seen[MAX_SEEN];	/* the files mapped at this path */
 	int nr_seen;
@@ -32,7 +31,8 @@ struct file_entry {
 };
 
 struct mapped_files {
-	struct file_entry *files[FILE_BUCKETS];
+	struct str_map by_path;		/* path -> struct file_entry */
+	struct file_entry *first, **last;	/* every entry, in the order first mapped */
 	struct stat root, mnt_ns;	/* ours: a process with both sees our files */
 	char *cache_dir;
 	struct mapped_files_stats st;
@@ -48,6 +48,8 @@ struct mapped_files *mapped_files_new(const char *cache_dir)
 		free(mf);
 		return NULL;
 	}
+	if (mf)
+		mf->last = &mf->first;
 	if (mf && (stat("/", &mf->root) || stat("/proc/self/ns/mnt", &mf->mnt_ns)))
 		mf->root.st_ino = mf->mnt_ns.st_ino = 0;	/* compare every file then */
 	return mf;
@@ -179,17 +181,19 @@ static void compare(struct mapped_files *mf, struct file_entry *e,
 		mf->first_conflict = strdup(e->path);
 }
 
-static struct file_entry *add_entry(struct file_entry **b, const char *path)
+static struct file_entry *add_entry(struct mapped_files *mf, const char *path)
 {
 	struct file_entry *e = calloc(1, sizeof(*e));
 
-	if (!e || !(e->path = strdup(path))) {
+	if (!e || !(e->path = strdup(path)) || str_map_put(&mf->by_path, e->path, e)) {
+		if (e)
+			free(e->path);
 		free(e);
 		return NULL;
 	}
 	e->id_len = -1;
-	e->next = *b;
-	*b = e;
+	*mf->last = e;
+	mf->last = &e->next;
 	return e;
 }
 
@@ -197,16 +201,14 @@ int mapped_files_note(struct mapped_files *mf, const struct perf_event_header *h
 {
 	const struct perf_record_mmap2 *m = (const void *)h;
 	struct inode_id ino;
-	struct file_entry **b, *e;
+	struct file_entry *e;
 
 	if (h->type != PERF_RECORD_MMAP2 || m->filename[0] != '/' || m->filename[1] == '/')
 		return 0;
 	ino = (struct inode_id){ m->maj, m->min, m->ino };
-	b = &mf->files[fnv1a_str(m->filename) % FILE_BUCKETS];
-	for (e = *b; e && strcmp(e->path, m->filename); e = e->next)
-		;
+	e = str_map_get(&mf->by_path, m->filename);
 	if (!e) {
-		e = add_entry(b, m->filename);
+		e = add_entry(mf, m->filename);
 		if (!e)
 			return -1;
 		e->seen[e->nr_seen++] = ino;
@@ -225,10 +227,9 @@ int mapped_files_note(struct mapped_files *mf, const struct perf_event_header *h
 
 void mapped_files_add_build_ids(struct mapped_files *mf, struct pd_writer *w)
 {
-	for (size_t i = 0; i < FILE_BUCKETS; i++)
-		for (struct file_entry *e = mf->files[i]; e; e = e->next)
-			if (host_id(e) > 0)
-				pd_add_build_id(w, PERF_RECORD_MISC_USER, -1, e->id, e->id_len, e->path);
+	for (struct file_entry *e = mf->first; e; e = e->next)
+		if (host_id(e) > 0)
+			pd_add_build_id(w, PERF_RECORD_MISC_USER, -1, e->id, e->id_len, e->path);
 }
 
 void mapped_files_summary(const struct mapped_files *mf, FILE *out, int verbose)
@@ -263,15 +264,12 @@ void mapped_files_free(struct mapped_files *mf)
 {
 	if (!mf)
 		return;
-	for (size_t i = 0; i < FILE_BUCKETS; i++) {
-		struct file_entry *e = mf->files[i], *next;
-
-		for (; e; e = next) {
-			next = e->next;
-			free(e->path);
-			free(e);
-		}
+	for (struct file_entry *e = mf->first, *next; e; e = next) {
+		next = e->next;
+		free(e->path);
+		free(e);
 	}
+	str_map_free(&mf->by_path, NULL);
 	free(mf->first_conflict);
 	free(mf->first_failed);
 	free(mf->first_unchecked);

@@ -22,7 +22,7 @@
 #include "record/btf_archive.h"
 #include "record/embed.h"
 #include "record/probe.h"
-#include "lib/procfs.h"
+#include "lib/ksyms.h"
 
 #define KVER(a, b, c) (((a) << 16) + ((b) << 8) + (c))
 #define SYS_BTF "/sys/kernel/btf/vmlinux"
@@ -569,16 +569,9 @@ static int check_task_storage(struct probe *p, const char *variant)
 /* Whether /proc/kallsyms names NAME (names are listed even when addresses are hidden). */
 static bool kallsyms_has(const char *name)
 {
-	FILE *f = fopen("/proc/kallsyms", "r");
-	char line[PROC_KSYMS_LINE], sym[PROC_SYM_MAX];
 	uint64_t addr;
-	bool found = false;
 
-	while (f && !found && fgets(line, sizeof(line), f))
-		found = !proc_parse_kallsyms_line(line, &addr, NULL, sym) && !strcmp(sym, name);
-	if (f)
-		fclose(f);
-	return found;
+	return !ksyms_running_find(name, &addr);
 }
 
 /*

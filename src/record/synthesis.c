@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/ksyms.h"
 #include "lib/procfs.h"
+#include "lib/procmaps.h"
 #include "record/synthesis.h"
 
 #define ALIGN8(x) (((x) + 7) & ~(size_t)7)
@@ -82,31 +84,41 @@ static int read_line(const char *path, char *buf, size_t size)
 	return 0;
 }
 
+struct sync_maps {
+	uint32_t pid;
+	uint64_t id;
+	record_fn fn;
+	void *ctx;
+	int err;	/* the writer's, apart from "no maps file" */
+};
+
+/* Executable mappings only, as perf synthesizes them by default. */
+static int sync_map(void *ctx, const struct proc_map *m)
+{
+	struct sync_maps *sm = ctx;
+
+	if (!(m->prot & 4))
+		return 0;
+	sm->err = emit_mmap2(sm->pid, m->start, m->end, m->pgoff, m->maj, m->min, m->ino,
+			     m->prot, m->file, sm->id, sm->fn, sm->ctx);
+	return sm->err;
+}
+
 int proc_maps_line_emit(uint32_t pid, uint64_t id, const char *line, record_fn fn, void *ctx)
 {
+	struct sync_maps sm = { pid, id, fn, ctx, 0 };
 	struct proc_map m;
 
-	/* Executable mappings only, as perf synthesizes them by default. */
-	if (proc_parse_maps_line(line, &m) || !(m.prot & 4))
-		return 0;
-	return emit_mmap2(pid, m.start, m.end, m.pgoff, m.maj, m.min, m.ino, m.prot,
-			  m.file, id, fn, ctx);
+	return proc_parse_maps_line(line, &m) ? 0 : sync_map(&sm, &m);
 }
 
 static int sync_maps(uint32_t pid, uint64_t id, record_fn fn, void *ctx)
 {
-	char path[64], line[PROC_MAPS_LINE];
-	FILE *f;
-	int err = 0;
+	struct sync_maps sm = { pid, id, fn, ctx, 0 };
 
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;	/* gone meanwhile, or a kernel thread */
-	while (!err && fgets(line, sizeof(line), f))
-		err = proc_maps_line_emit(pid, id, line, fn, ctx);
-	fclose(f);
-	return err;
+	/* No maps file: gone meanwhile, or a kernel thread. */
+	proc_maps_read(pid, sync_map, &sm);
+	return sm.err;
 }
 
 int proc_sync_pid(uint32_t pid, uint64_t id, record_fn fn, void *ctx)
@@ -154,20 +166,9 @@ int proc_sync_all(uint64_t id, record_fn fn, void *ctx)
 
 static uint64_t kallsyms_addr(const char *name)
 {
-	FILE *f = fopen("/proc/kallsyms", "r");
-	char line[PROC_KSYMS_LINE], sym[PROC_SYM_MAX];
-	uint64_t a, found = 0;
+	uint64_t addr;
 
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (!proc_parse_kallsyms_line(line, &a, NULL, sym) && !strcmp(sym, name)) {
-			found = a;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
+	return ksyms_running_find(name, &addr) ? 0 : addr;
 }
 
 int proc_sync_kernel(uint64_t id, record_fn fn, void *ctx)

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "format/perf_data_reader.h"
 #include "lib/hashset.h"
 #include "record/ordered.h"
 #include "record/synthesis.h"
@@ -59,6 +60,7 @@ struct task_events {
 	struct ordered_events batch;	/* one read of all rings, sorted for the filter */
 	void *scratch;		/* a record that wrapped around its ring */
 	struct task_events_unwind uw;	/* fn NULL: the kernel walks -F user stacks */
+	struct perf_event_attr sample_attr;	/* -F with dwarf: how its samples read */
 	void *rewritten;	/* a -F sample with its unwound callchain */
 	uint64_t *ips;		/* its user frames */
 	uint64_t lost;
@@ -127,60 +129,33 @@ static void clock_attr(struct perf_event_attr *a, const struct offcpu_opts *o,
 static const struct perf_event_header *unwind_sample(struct task_events *te,
 						     const struct perf_event_header *in)
 {
-	const struct perf_record_sample_head *head = (const void *)in;
-	const uint8_t *p = (const uint8_t *)(head + 1), *end = (const uint8_t *)in + in->size;
-	uint64_t nr, abi, size, dyn = 0, mask = uregs_mask(), uregs[UREGS_MAX] = { 0 };
-	size_t nregs = __builtin_popcountll(mask);
-	const uint8_t *chain, *stack = NULL;
+	uint64_t mask = te->sample_attr.sample_regs_user, uregs[UREGS_MAX] = { 0 };
+	const uint8_t *chain;
+	struct pd_sample s;
 	uint32_t nips = 0;
 	uint8_t *out, *w;
+	size_t head;
 
-	if (in->size < sizeof(*head) || (size_t)(end - p) < 2 * 8 + 8)
+	if (pd_parse_sample_attr(&te->sample_attr, false, in, &s) || !s.ips)
 		return NULL;
-	p += 2 * 8;		/* CPU, PERIOD */
-	memcpy(&nr, p, 8);
-	if (nr > ((size_t)(end - p) - 8) / 8)
-		return NULL;
-	chain = p + 8;
-	p += 8 + nr * 8;
-	if ((size_t)(end - p) < 8)
-		return NULL;
-	memcpy(&abi, p, 8);
-	p += 8;
-	if (abi) {
-		if ((size_t)(end - p) < nregs * 8)
-			return NULL;
-		/* The kernel writes them in the order of their indexes. */
-		for (int i = 0; i < UREGS_MAX; i++)
-			if (perf_uregs[i] >= 0)
-				memcpy(&uregs[i], p + 8 * __builtin_popcountll(mask &
-					((1ull << perf_uregs[i]) - 1)), 8);
-		p += nregs * 8;
-	}
-	if ((size_t)(end - p) < 8)
-		return NULL;
-	memcpy(&size, p, 8);
-	p += 8;
-	if (size) {
-		if (size > (size_t)(end - p) - 8)
-			return NULL;
-		stack = p;
-		memcpy(&dyn, p + size, 8);
-		if (dyn > size)
-			return NULL;
-	}
+	/* The kernel writes the registers in the order of their indexes. */
+	for (int i = 0; s.uregs_abi && i < UREGS_MAX; i++)
+		if (perf_uregs[i] >= 0)
+			uregs[i] = s.uregs[__builtin_popcountll(mask & ((1ull << perf_uregs[i]) - 1))];
 	/* No user registers (a kernel thread): the kernel callchain alone. */
-	if (abi && stack && te->o->ustack) {
-		nips = te->uw.fn(te->uw.ctx, head->pid, head->tid, uregs, stack, dyn,
-				 dyn < te->uw.copy_bytes, te->ips, te->o->max_stack);
+	if (s.uregs_abi && s.stack && te->o->ustack) {
+		nips = te->uw.fn(te->uw.ctx, s.pid, s.tid, uregs, s.stack, s.stack_dyn,
+				 s.stack_dyn < te->uw.copy_bytes, te->ips, te->o->max_stack);
 	}
-	/* Its head, CPU, PERIOD and kernel callchain, then the user frames. */
+	/* Its head up to the callchain (CPU, PERIOD included), the kernel frames, the user ones. */
+	chain = (const uint8_t *)s.ips;
+	head = chain - 8 - (const uint8_t *)in;
 	out = te->rewritten;
-	w = out + sizeof(*head) + 2 * 8;
-	memcpy(out, in, w - out);
-	memcpy(w, &(uint64_t){ nr + (nips ? nips + 1 : 0) }, 8);
-	memcpy(w + 8, chain, nr * 8);
-	w += 8 + nr * 8;
+	memcpy(out, in, head);
+	w = out + head;
+	memcpy(w, &(uint64_t){ s.nr + (nips ? nips + 1 : 0) }, 8);
+	memcpy(w + 8, chain, s.nr * 8);
+	w += 8 + s.nr * 8;
 	if (nips) {
 		memcpy(w, &(uint64_t){ PERF_CONTEXT_USER }, 8);
 		memcpy(w + 8, te->ips, nips * 8);
@@ -395,6 +370,7 @@ static int open_clocks(struct task_events *te)
 	bool own = te->uw.fn != NULL;
 
 	clock_attr(&a, te->o, te->uw.copy_bytes);
+	te->sample_attr = a;
 	/* Enabled when the recording starts: setup's /proc walks would fill the rings. */
 	a.disabled = 1;
 	te->clock_ring_bytes = (RING_PAGES_COPIES + 1) * sysconf(_SC_PAGESIZE);

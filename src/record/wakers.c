@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/procfs.h"
+#include "lib/ksyms.h"
 #include "record/wakers.h"
 
 /*
@@ -43,40 +43,14 @@ struct wakers {
 	struct stack *cut;	/* the waker's kernel stack, cut */
 };
 
-static int func_index(const char *name)
-{
-	for (size_t i = 0; i < NR_FUNCS; i++)
-		if (!strcmp(irq_funcs[i].name, name))
-			return i;
-	return -1;
-}
-
-/* One pass for where the functions start, one for where the next symbol does. */
+/* Where each function starts and the next symbol does. */
 static void read_ranges(struct wakers *wk)
 {
-	char line[PROC_KSYMS_LINE], sym[PROC_SYM_MAX];
-	FILE *f = fopen("/proc/kallsyms", "r");
-	uint64_t a;
-	int i;
+	const struct ksyms *ks = ksyms_running();
 
 	wk->ranges_read = 1;
-	for (i = 0; i < (int)NR_FUNCS; i++)
-		wk->hi[i] = ~0ull;
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		if (!proc_parse_kallsyms_line(line, &a, NULL, sym) && (i = func_index(sym)) >= 0 &&
-		    !wk->lo[i])
-			wk->lo[i] = a;
-	rewind(f);
-	while (fgets(line, sizeof(line), f)) {
-		if (proc_parse_kallsyms_line(line, &a, NULL, sym))
-			continue;
-		for (i = 0; i < (int)NR_FUNCS; i++)
-			if (wk->lo[i] && a > wk->lo[i] && a < wk->hi[i])
-				wk->hi[i] = a;
-	}
-	fclose(f);
+	for (size_t i = 0; i < NR_FUNCS; i++)
+		ksyms_range(ks, irq_funcs[i].name, &wk->lo[i], &wk->hi[i]);
 }
 
 static int func_at(const struct wakers *wk, uint64_t ip)

@@ -39,6 +39,11 @@ static uint32_t agg_hash(const struct agg *key)
 	return h;
 }
 
+/*
+ * Not hashset's: the table is the aggregates' storage itself (struct agg by
+ * value, compared field by field over a frame array), where hashset's maps
+ * hold a pointer under a u32, u64 or string key.
+ */
 static size_t slot(const struct agg *v, size_t cap, const struct agg *key)
 {
 	size_t i = agg_hash(key) & (cap - 1);
@@ -199,10 +204,8 @@ static int sample_key(struct report *r, const struct pd_sample *s, const char *c
 static bool selected(const struct report *r, const struct pd_sample *s,
 		     const char *thread, const char *proc)
 {
-	bool ok = !r->o.nr_pids;
+	bool ok = !r->o.pids.n || id_list_has(&r->o.pids, s->pid);
 
-	for (size_t i = 0; i < r->o.nr_pids && !ok; i++)
-		ok = r->o.pids[i] == s->pid;
 	if (ok && r->o.comms)
 		ok = in_list(r->o.comms, thread) || in_list(r->o.comms, proc);
 	return ok;

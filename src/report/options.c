@@ -87,21 +87,13 @@ static int parse_num(const char *opt, const char *s, double max, double *v)
 
 static int parse_pids(struct report_opts *o, const char *arg)
 {
-	const char *p = arg;
+	const char *why;
 
-	while (*p) {
-		char *end;
-		unsigned long v;
-
-		errno = 0;
-		v = strtoul(p, &end, 10);
-		if (errno || end == p || !v || v > 4194304 || (*end && *end != ',') ||
-		    o->nr_pids == MAX_PIDS)
-			return bad("--pid", arg);
-		o->pids[o->nr_pids++] = v;
-		p = *end ? end + 1 : end;
+	if (id_list_parse(&o->pids, arg, 0, 1, ID_PID_MAX, &why)) {
+		fprintf(stderr, "offcpu: report: invalid --pid '%s': %s\n", arg, why);
+		return -1;
 	}
-	return o->nr_pids ? 0 : bad("--pid", arg);
+	return 0;
 }
 
 static int parse_value(struct report_opts *o, int c, const char *arg)

@@ -21,12 +21,6 @@
 #define NR_VALUES	2
 #define NR_LABELS	4	/* thread, tid, process, pid */
 
-/* u64 key -> non-zero u64 (an id or a string index + 1); 0: empty slot. */
-struct id_map {
-	uint64_t *keys, *vals;
-	size_t cap, n;
-};
-
 struct psample {
 	uint64_t *locs;		/* location ids, leaf first */
 	size_t n;
@@ -38,9 +32,8 @@ struct psample {
 struct pprof {
 	char **strs;		/* the string table; strs[0] is "" */
 	size_t nr_strs, cap_strs;
-	uint32_t *str_slots;	/* index + 1 of strs, by hash; 0: empty */
-	size_t cap_slots;
-	struct id_map fn_ids, loc_ids, map_ids, build_ids;
+	struct str_map str_ids;	/* string -> its index + 1 */
+	struct u64_map fn_ids, loc_ids, map_ids, build_ids;
 	Perftools__Profiles__Function *fns;
 	Perftools__Profiles__Location *locs;
 	Perftools__Profiles__Line *lines;	/* one per location */
@@ -71,112 +64,39 @@ static int reserve(void *v, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
-/* ---- the id map ---- */
+/* ---- ids: u64 keys to non-zero u64 (an id, or a string index + 1) ---- */
 
-static uint64_t *id_slot(const struct id_map *m, uint64_t key)
+static uint64_t id_get(const struct u64_map *m, uint64_t key)
 {
-	size_t i = hash32((uint32_t)key ^ hash32(key >> 32)) & (m->cap - 1);
-
-	while (m->vals[i] && m->keys[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	return &m->vals[i];
+	return (uintptr_t)u64_map_get(m, key);
 }
 
-static uint64_t id_get(const struct id_map *m, uint64_t key)
+static int id_put(struct u64_map *m, uint64_t key, uint64_t val)
 {
-	return m->cap ? *id_slot(m, key) : 0;
-}
-
-static int id_put(struct id_map *m, uint64_t key, uint64_t val);
-
-static int id_grow(struct id_map *m)
-{
-	struct id_map g = { .cap = m->cap ? m->cap * 2 : 256 };
-
-	g.keys = calloc(g.cap, sizeof(*g.keys));
-	g.vals = calloc(g.cap, sizeof(*g.vals));
-	if (!g.keys || !g.vals) {
-		free(g.keys);
-		free(g.vals);
-		return -1;
-	}
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->vals[i])
-			id_put(&g, m->keys[i], m->vals[i]);
-	free(m->keys);
-	free(m->vals);
-	*m = g;
-	return 0;
-}
-
-static int id_put(struct id_map *m, uint64_t key, uint64_t val)
-{
-	uint64_t *v;
-
-	if ((m->n + 1) * 2 > m->cap && id_grow(m))
-		return -1;
-	v = id_slot(m, key);
-	if (!*v)
-		m->n++;
-	m->keys[v - m->vals] = key;
-	*v = val;
-	return 0;
-}
-
-static void id_free(struct id_map *m)
-{
-	free(m->keys);
-	free(m->vals);
+	return u64_map_put(m, key, (void *)(uintptr_t)val);
 }
 
 /* ---- the string table ---- */
 
-static uint32_t *str_slot(const struct pprof *p, const char *s)
-{
-	size_t i = fnv1a_str(s) & (p->cap_slots - 1);
-
-	while (p->str_slots[i] && strcmp(p->strs[p->str_slots[i] - 1], s))
-		i = (i + 1) & (p->cap_slots - 1);
-	return &p->str_slots[i];
-}
-
-static int grow_slots(struct pprof *p)
-{
-	size_t cap = p->cap_slots ? p->cap_slots * 2 : 1024;
-	uint32_t *old = p->str_slots;
-	size_t old_cap = p->cap_slots;
-
-	p->str_slots = calloc(cap, sizeof(*p->str_slots));
-	if (!p->str_slots) {
-		p->str_slots = old;
-		return -1;
-	}
-	p->cap_slots = cap;
-	for (size_t i = 0; i < old_cap; i++)
-		if (old[i])
-			*str_slot(p, p->strs[old[i] - 1]) = old[i];
-	free(old);
-	return 0;
-}
-
 /* The index of S in the string table (added if new), or -1. */
 static int64_t str_index(struct pprof *p, const char *s)
 {
-	uint32_t *slot;
+	uintptr_t known = (uintptr_t)str_map_get(&p->str_ids, s);
 	char *copy;
 
-	if ((p->nr_strs + 1) * 2 > p->cap_slots && grow_slots(p))
-		return -1;
-	slot = str_slot(p, s);
-	if (*slot)
-		return *slot - 1;
+	if (known)
+		return known - 1;
 	if (reserve(&p->strs, &p->cap_strs, p->nr_strs, sizeof(*p->strs)))
 		return -1;
 	copy = strdup(s);
 	if (!copy)
 		return -1;
+	/* The key is the table's own copy; the value its index + 1 (never NULL). */
+	if (str_map_put(&p->str_ids, copy, (void *)(uintptr_t)(p->nr_strs + 1))) {
+		free(copy);
+		return -1;
+	}
 	p->strs[p->nr_strs++] = copy;
-	*slot = p->nr_strs;
 	return p->nr_strs - 1;
 }
 
@@ -566,11 +486,11 @@ void pprof_free(struct pprof *p)
 	for (size_t i = 0; i < p->nr_samples; i++)
 		free(p->samples[i].locs);
 	free(p->strs);
-	free(p->str_slots);
-	id_free(&p->fn_ids);
-	id_free(&p->loc_ids);
-	id_free(&p->map_ids);
-	id_free(&p->build_ids);
+	str_map_free(&p->str_ids, NULL);
+	u64_map_free(&p->fn_ids, NULL);
+	u64_map_free(&p->loc_ids, NULL);
+	u64_map_free(&p->map_ids, NULL);
+	u64_map_free(&p->build_ids, NULL);
 	free(p->fns);
 	free(p->locs);
 	free(p->lines);

@@ -35,6 +35,7 @@ static void cleanup(struct report *r)
 	sym_free(r->sym);
 	pd_file_free(&r->file);
 	free(r->o.comms);
+	id_list_free(&r->o.pids);
 	free(r);
 }
 

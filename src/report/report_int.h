@@ -13,10 +13,10 @@
 
 #include "format/perf_data_reader.h"
 #include "lib/hashset.h"
+#include "lib/id_list.h"
 #include "symbols/symbolize.h"
 
 #define MAX_FRAMES	512
-#define MAX_PIDS	1024
 #define KERNEL_SUFFIX	"_[k]"
 #define KERNEL_FILE	"[kernel.kallsyms]"
 #define WAKER_SEP	"--"	/* between a sleeper's frames and its waker's */
@@ -30,8 +30,7 @@ struct report_opts {
 	char shown[512];	/* "a", or "a .. b (N files)" */
 	const char *symfs, *kallsyms, *svg, *pprof;
 	char *comms;		/* "a,b,c" */
-	uint32_t pids[MAX_PIDS];
-	size_t nr_pids;
+	struct id_list pids;
 	long top;
 	double min_pct;
 	bool by_count, per_thread, folded, raw_names, verbose, wakers;

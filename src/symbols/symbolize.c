@@ -15,10 +15,10 @@
 #include "symbols/debuginfo.h"
 #include "symbols/demangle.h"
 #include "lib/hashset.h"
-#include "lib/procfs.h"
+#include "lib/ksyms.h"
+#include "lib/procmaps.h"
 #include "symbols/symbolize.h"
 
-#define DSO_BUCKETS	4096
 /* Bounds on what one untrusted file may make us allocate. */
 #define MAX_SYMS	(8u << 20)
 #define MAX_PHDRS	4096
@@ -43,7 +43,6 @@ struct segment {
 };
 
 struct dso {
-	struct dso *next;	/* hash chain */
 	char *path;
 	struct symtab syms;
 	struct segment *segs;
@@ -53,26 +52,15 @@ struct dso {
 	bool loaded, pseudo;	/* pseudo: [vdso], named but not a file */
 };
 
-struct map {
-	uint64_t start, end, pgoff;
-	struct dso *dso;
-	uint64_t mmap_start, mmap_end;	/* as recorded, before any split */
-};
-
-struct proc {
-	struct map *maps;	/* sorted by start, never overlapping */
-	size_t n, cap;
-	bool dead;		/* exited: a later FORK of the pid replaces it */
-};
-
 struct comm {
 	char name[16];
 };
 
 struct symbolizer {
 	char *symfs;
-	struct dso *dsos[DSO_BUCKETS];
-	struct u32_map procs, comms;	/* by pid, by tid */
+	struct str_map dsos;	/* by path (the dso's own copy) */
+	struct pmap_set procs;	/* maps over time (entries' file: struct dso) */
+	struct u32_map comms;	/* by tid */
 	struct symtab ksyms;
 	uint64_t ktext;		/* _text in kallsyms */
 	uint64_t kdelta;	/* added to recorded kernel addresses */
@@ -377,19 +365,20 @@ static void read_elf(struct symbolizer *s, struct dso *d, Elf *elf, const char *
 	free(debug);
 }
 
+static int vdso_line(void *ctx, const struct proc_map *m)
+{
+	if (strcmp(m->file, "[vdso]"))
+		return 0;
+	*(size_t *)ctx = m->end - m->start;
+	return 1;	/* found: stop */
+}
+
 /* Our own vdso's size, from /proc/self/maps. */
 static size_t vdso_size(void)
 {
-	FILE *f = fopen("/proc/self/maps", "r");
-	unsigned long long lo, hi;
-	char line[512];
 	size_t size = 0;
 
-	while (f && !size && fgets(line, sizeof(line), f))
-		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2)
-			size = hi - lo;
-	if (f)
-		fclose(f);
+	proc_maps_read(0, vdso_line, &size);
 	return size;
 }
 
@@ -460,7 +449,7 @@ static bool try_file(struct symbolizer *s, struct dso *d, const char *path,
  * process's; not under --symfs, which names the one place to look.
  */
 static bool try_elsewhere(struct symbolizer *s, struct dso *d, uint32_t pid,
-			  const struct map *m, struct other_file *other)
+			  const struct pmap_entry *m, struct other_file *other)
 {
 	char dir[4096], path[8192];
 
@@ -480,7 +469,7 @@ static bool try_elsewhere(struct symbolizer *s, struct dso *d, uint32_t pid,
 	       try_file(s, d, path, other);
 }
 
-static void load_dso(struct symbolizer *s, struct dso *d, uint32_t pid, const struct map *m)
+static void load_dso(struct symbolizer *s, struct dso *d, uint32_t pid, const struct pmap_entry *m)
 {
 	char path[4096], want[2 * BUILD_ID_MAX + 1];
 	struct other_file other;
@@ -510,19 +499,18 @@ static void load_dso(struct symbolizer *s, struct dso *d, uint32_t pid, const st
 
 static struct dso *get_dso(struct symbolizer *s, const char *path)
 {
-	struct dso **b = &s->dsos[fnv1a_str(path) % DSO_BUCKETS], *d;
+	struct dso *d = str_map_get(&s->dsos, path);
 
-	for (d = *b; d; d = d->next)
-		if (!strcmp(d->path, path))
-			return d;
+	if (d)
+		return d;
 	d = calloc(1, sizeof(*d));
-	if (!d || !(d->path = strdup(path))) {
+	if (!d || !(d->path = strdup(path)) || str_map_put(&s->dsos, d->path, d)) {
+		if (d)
+			free(d->path);
 		free(d);
 		return NULL;
 	}
 	d->pseudo = path[0] != '/';
-	d->next = *b;
-	*b = d;
 	return d;
 }
 
@@ -541,98 +529,6 @@ int sym_expect_build_id(struct symbolizer *s, const char *path, const uint8_t *i
 }
 
 /* ---- processes ---- */
-
-static struct proc *get_proc(struct symbolizer *s, uint32_t pid, bool create)
-{
-	struct proc *p = u32_map_get(&s->procs, pid);
-
-	if (p || !create)
-		return p;
-	p = calloc(1, sizeof(*p));
-	if (p && u32_map_put(&s->procs, pid, p)) {
-		free(p);
-		p = NULL;
-	}
-	return p;
-}
-
-static int reserve_maps(struct proc *p, size_t extra)
-{
-	struct map *nv;
-	size_t cap;
-
-	if (p->n + extra <= p->cap)
-		return 0;
-	cap = p->cap ? p->cap * 2 : 16;
-	while (cap < p->n + extra)
-		cap *= 2;
-	nv = realloc(p->maps, cap * sizeof(*nv));
-	if (!nv)
-		return -1;
-	p->maps = nv;
-	p->cap = cap;
-	return 0;
-}
-
-static const struct map *find_map(const struct proc *p, uint64_t addr)
-{
-	size_t lo = 0, hi = p->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || addr >= p->maps[lo - 1].end)
-		return NULL;
-	return &p->maps[lo - 1];
-}
-
-/* Split the map containing AT in two there; the caller reserved a slot. */
-static void split(struct proc *p, uint64_t at)
-{
-	const struct map *found = find_map(p, at);
-	size_t i;
-	struct map m;
-
-	if (!found || found->start == at)
-		return;
-	i = found - p->maps;
-	m = p->maps[i];
-	memmove(&p->maps[i + 2], &p->maps[i + 1], (p->n - i - 1) * sizeof(m));
-	p->maps[i].end = at;
-	p->maps[i + 1] = m;
-	p->maps[i + 1].start = at;
-	p->maps[i + 1].pgoff = m.pgoff + (at - m.start);
-	p->n++;
-}
-
-/* Cut [start, end) out of the maps: a new mapping hides what it overlaps. */
-static void punch(struct proc *p, uint64_t start, uint64_t end)
-{
-	size_t n = 0;
-
-	split(p, start);
-	split(p, end);
-	for (size_t i = 0; i < p->n; i++)
-		if (p->maps[i].start < start || p->maps[i].end > end)
-			p->maps[n++] = p->maps[i];
-	p->n = n;
-}
-
-static void insert_map(struct proc *p, struct map m)
-{
-	size_t i = 0;
-
-	while (i < p->n && p->maps[i].start < m.start)
-		i++;
-	memmove(&p->maps[i + 1], &p->maps[i], (p->n - i) * sizeof(m));
-	p->maps[i] = m;
-	p->n++;
-}
 
 /* "/usr/lib/x.so (deleted)" is still the file to look for (under --symfs). */
 static struct dso *map_dso(struct symbolizer *s, const char *filename)
@@ -654,13 +550,10 @@ static struct dso *map_dso(struct symbolizer *s, const char *filename)
 void sym_mmap(struct symbolizer *s, uint32_t pid, uint64_t start, uint64_t len,
 	      uint64_t pgoff, const char *filename)
 {
-	struct proc *p = get_proc(s, pid, true);
-	uint64_t end = start + len;
+	struct pmap *p = pmap_set_get(&s->procs, pid, true);
 
-	if (!p || !len || end < start || reserve_maps(p, 2))
-		return;
-	punch(p, start, end);
-	insert_map(p, (struct map){ start, end, pgoff, map_dso(s, filename), start, end });
+	if (p && len && start + len > start)
+		pmap_add(p, start, start + len, pgoff, map_dso(s, filename));
 }
 
 static void copy_comm(struct symbolizer *s, uint32_t from, uint32_t to)
@@ -674,31 +567,16 @@ static void copy_comm(struct symbolizer *s, uint32_t from, uint32_t to)
 void sym_fork(struct symbolizer *s, uint32_t pid, uint32_t ppid, uint32_t tid,
 	      uint32_t ptid)
 {
-	struct proc *child, *parent;
-
 	copy_comm(s, ptid, tid);
-	if (pid == ppid)
-		return;		/* a new thread shares the maps */
-	child = get_proc(s, pid, true);
-	/* Maps already there for a live pid came from /proc at start: keep them. */
-	if (!child || (child->n && !child->dead))
-		return;
-	child->n = 0;
-	child->dead = false;
-	parent = get_proc(s, ppid, false);
-	if (!parent || !parent->n || reserve_maps(child, parent->n))
-		return;
-	memcpy(child->maps, parent->maps, parent->n * sizeof(struct map));
-	child->n = parent->n;
+	if (pid != ppid)	/* a new thread shares the maps */
+		pmap_set_fork(&s->procs, pid, ppid);
 }
 
 /* Keep an exited process's maps: its last samples may still follow. */
 void sym_exit(struct symbolizer *s, uint32_t pid, uint32_t tid)
 {
-	struct proc *p = get_proc(s, pid, false);
-
-	if (p && pid == tid)
-		p->dead = true;
+	if (pid == tid)
+		pmap_set_exit(&s->procs, pid);
 }
 
 void sym_comm(struct symbolizer *s, uint32_t pid, uint32_t tid, const char *comm, bool exec)
@@ -739,7 +617,7 @@ const char *sym_proc_comm(struct symbolizer *s, uint32_t pid, uint32_t tid)
 }
 
 /* Runtime address to the ELF's link-time address, through PT_LOAD. */
-static bool to_vaddr(const struct dso *d, const struct map *m, uint64_t addr, uint64_t *va)
+static bool to_vaddr(const struct dso *d, const struct pmap_entry *m, uint64_t addr, uint64_t *va)
 {
 	uint64_t off = addr - m->start + m->pgoff;
 
@@ -770,32 +648,38 @@ static const char *shown_name(const struct symbolizer *s, struct sym *sym)
 	return sym->name;
 }
 
+static const struct pmap_entry *map_at(struct symbolizer *s, uint32_t pid, uint64_t addr)
+{
+	const struct pmap *p = pmap_set_get(&s->procs, pid, false);
+
+	return p ? pmap_find(p, addr) : NULL;
+}
+
 const char *sym_user(struct symbolizer *s, uint32_t pid, uint64_t addr)
 {
-	struct proc *p = get_proc(s, pid, false);
-	const struct map *m = p ? find_map(p, addr) : NULL;
+	const struct pmap_entry *m = map_at(s, pid, addr);
+	struct dso *d = m ? m->file : NULL;
 	struct sym *sym;
 	uint64_t va;
 
-	if (!m || !m->dso)
+	if (!d)
 		return SYM_UNKNOWN;
-	if (!m->dso->loaded)
-		load_dso(s, m->dso, pid, m);
-	if (m->dso->pseudo && !m->dso->syms.n)
-		return m->dso->path;
-	if (!to_vaddr(m->dso, m, addr, &va))
+	if (!d->loaded)
+		load_dso(s, d, pid, m);
+	if (d->pseudo && !d->syms.n)
+		return d->path;
+	if (!to_vaddr(d, m, addr, &va))
 		return SYM_UNKNOWN;
-	sym = lookup(&m->dso->syms, va);
+	sym = lookup(&d->syms, va);
 	return sym ? shown_name(s, sym) : SYM_UNKNOWN;
 }
 
 /* The file mapped at ADDR in PID's maps (its recorded path), or NULL. */
 const char *sym_user_file(struct symbolizer *s, uint32_t pid, uint64_t addr)
 {
-	struct proc *p = get_proc(s, pid, false);
-	const struct map *m = p ? find_map(p, addr) : NULL;
+	const struct pmap_entry *m = map_at(s, pid, addr);
 
-	return m && m->dso ? m->dso->path : NULL;
+	return m && m->file ? ((struct dso *)m->file)->path : NULL;
 }
 
 /* ---- kernel ---- */
@@ -818,41 +702,29 @@ size_t sym_nr_kernel(const struct symbolizer *s)
 	return s->ksyms.n;
 }
 
-static void kallsyms_line(struct symbolizer *s, const char *line)
+static void add_ksym(struct symbolizer *s, const struct ksym *k)
 {
-	char name[PROC_SYM_MAX], type;
-	uint64_t a;
-
-	if (proc_parse_kallsyms_line(line, &a, &type, name) || !a)
+	if (!k->addr)
 		return;
-	if (!strcmp(name, "_text") || (!s->ktext && !strcmp(name, "_stext")))
-		s->ktext = a;
-	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+	if (!strcmp(k->name, "_text") || (!s->ktext && !strcmp(k->name, "_stext")))
+		s->ktext = k->addr;
+	if (k->type != 't' && k->type != 'T' && k->type != 'w' && k->type != 'W')
 		return;
 	/* Section markers share an address with a real function. */
-	if (strstr(name, "_text_start") || strstr(name, "_text_end"))
+	if (strstr(k->name, "_text_start") || strstr(k->name, "_text_end"))
 		return;
-	add_sym(&s->ksyms, a, 0, name, rank(false, type == 'w' || type == 'W', type == 'T'));
+	add_sym(&s->ksyms, k->addr, 0, k->name,
+		rank(false, k->type == 'w' || k->type == 'W', k->type == 'T'));
 }
 
+/* The table lib/ksyms reads, in the symbol table ELF files use (aliases ranked). */
 static void load_kallsyms(struct symbolizer *s, const char *path)
 {
-	int fd = open_regular(path);
-	char line[PROC_KSYMS_LINE];
-	FILE *f;
+	struct ksyms *ks = ksyms_load(path);
 
-	/* /proc files have size 0: open_regular refuses them, so retry. */
-	if (fd < 0 && !strncmp(path, "/proc/", 6))
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	f = fd < 0 ? NULL : fdopen(fd, "r");
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while (fgets(line, sizeof(line), f))
-		kallsyms_line(s, line);
-	fclose(f);
+	for (size_t i = 0; i < ksyms_count(ks); i++)
+		add_ksym(s, ksyms_at(ks, i));
+	ksyms_free(ks);
 	symtab_finish(&s->ksyms, 0, KSYM_TAIL);
 }
 
@@ -889,30 +761,22 @@ size_t sym_nr_missing(const struct symbolizer *s, const char **first)
 	return s->missing;
 }
 
-static void free_proc(void *v)
+static void free_dso(void *v)
 {
-	struct proc *p = v;
+	struct dso *d = v;
 
-	free(p->maps);
-	free(p);
+	symtab_free(&d->syms);
+	free(d->segs);
+	free(d->path);
+	free(d);
 }
 
 void sym_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < DSO_BUCKETS; i++) {
-		struct dso *d = s->dsos[i], *next;
-
-		for (; d; d = next) {
-			next = d->next;
-			symtab_free(&d->syms);
-			free(d->segs);
-			free(d->path);
-			free(d);
-		}
-	}
-	u32_map_free(&s->procs, free_proc);
+	str_map_free(&s->dsos, free_dso);
+	pmap_set_free(&s->procs);
 	u32_map_free(&s->comms, free);
 	symtab_free(&s->ksyms);
 	free(s->first_missing);

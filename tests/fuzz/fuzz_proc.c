@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer: the /proc parsers of src/lib/procfs.c.  The input is taken as a
- * maps file (split into lines as fgets does), a status file, kallsyms lines,
- * a comm and a directory name at once: any of them may be hostile.
+ * libFuzzer: the /proc parsers of src/lib/procfs.c and the kallsyms reader
+ * of src/lib/ksyms.c.  The input is taken as a maps file (split into lines
+ * as fgets does, and read whole into the process-map model of
+ * src/lib/procmaps.c, whose invariants are checked), a status file, kallsyms lines and a whole kallsyms file
+ * (looked up), a comm and a directory name at once: any of them may be
+ * hostile (--kallsyms FILE is the user's).
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/ksyms.h"
 #include "lib/procfs.h"
+#include "lib/procmaps.h"
 #include "record/synthesis.h"
 
 volatile unsigned result;	/* keeps the parsers' results live */
@@ -60,6 +66,63 @@ static void kallsyms_line(const char *line, void *arg)
 		*(unsigned *)arg += strlen(sym) + (type == 't');
 }
 
+/* Each maps line into one address space, which must stay sorted and disjoint. */
+static int maps_add(void *ctx, const struct proc_map *m)
+{
+	struct pmap *pm = ctx;
+
+	if (pmap_add(pm, m->start, m->end, m->pgoff, NULL) && m->end > m->start)
+		return 1;	/* out of memory */
+	for (size_t i = 1; i < pm->n; i++)
+		if (pm->v[i - 1].end > pm->v[i].start || pm->v[i].start >= pm->v[i].end)
+			abort();
+	if (m->end > m->start && pmap_find(pm, m->start) != pmap_find(pm, m->end - 1))
+		abort();
+	return 0;
+}
+
+static unsigned maps_file(const char *buf, size_t len)
+{
+	FILE *f = len ? fmemopen((void *)buf, len, "r") : NULL;
+	struct pmap pm = { 0 };
+	unsigned n;
+
+	if (!f)
+		return 0;
+	proc_maps_each(f, maps_add, &pm);
+	fclose(f);
+	n = pm.n;
+	pmap_release(&pm);
+	return n;
+}
+
+/* The whole input as a kallsyms file, each lookup tried. */
+static unsigned kallsyms_file(const char *buf, size_t len)
+{
+	FILE *f = fmemopen((void *)buf, len, "r");
+	struct ksyms *ks;
+	const struct ksym *k;
+	uint64_t lo, hi;
+	unsigned sum = 0;
+
+	if (!f || !len)
+		goto out;
+	ks = ksyms_read(f);
+	for (size_t i = 0; i < ksyms_count(ks); i++) {
+		k = ksyms_at(ks, i);
+		sum += strlen(k->name);
+		if (ksyms_by_name(ks, k->name) && !ksyms_range(ks, k->name, &lo, &hi))
+			sum += hi > lo;
+		k = ksyms_by_addr(ks, k->addr + 1);
+		sum += k ? (unsigned)k->type : 0;
+	}
+	ksyms_free(ks);
+out:
+	if (f)
+		fclose(f);
+	return sum;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *buf = malloc(size + 1);
@@ -72,6 +135,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	buf[size] = '\0';
 	each_line(buf, size, PROC_MAPS_LINE, maps_line, &sink);
 	each_line(buf, size, 256, kallsyms_line, &sink);
+	sink += kallsyms_file(buf, size);
+	sink += maps_file(buf, size);
 	if (!proc_parse_status(buf, "Tgid", &v))
 		sink += v;
 	if (!proc_parse_status(buf, "PPid", &v))

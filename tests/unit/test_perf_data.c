@@ -1024,6 +1024,55 @@ static void test_open_refused(void)
 		pd_abort(w);
 }
 
+/*
+ * A sample as the recorder's -F dwarf rings hold it (CALLCHAIN, RAW, then
+ * REGS_USER and STACK_USER, perf's order), read by the one sample parser;
+ * then every shorter size and a dyn_size past the copy are refused.
+ */
+static void test_sample_uregs(void)
+{
+	struct perf_event_attr a = {
+		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN |
+			       PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
+		.sample_regs_user = (1ull << 7) | (1ull << 16) | (1ull << 3),
+	};
+	uint64_t r[32] = { 0 };
+	struct perf_event_header *h = (void *)r;
+	struct pd_sample s;
+	size_t i = 1, full;
+	bool ok;
+
+	r[i++] = 9;					/* identifier */
+	r[i++] = 43ull << 32 | 42;			/* pid, tid */
+	r[i++] = 2, r[i++] = 0x1000, r[i++] = 0x2000;	/* callchain */
+	r[i++] = 0xaabbccdd00000004ull;			/* raw: size 4, 4 bytes */
+	r[i++] = 2;					/* abi */
+	r[i++] = 3, r[i++] = 7, r[i++] = 16;		/* regs 3, 7, 16 */
+	r[i++] = 16, r[i++] = 0x11, r[i++] = 0x22;	/* stack: size, bytes */
+	r[i++] = 8;					/* dyn_size */
+	full = i * 8;
+	h->type = PERF_RECORD_SAMPLE;
+	h->size = full;
+	ok = !pd_parse_sample_attr(&a, false, h, &s) && s.id == 9 && s.pid == 42 &&
+	     s.tid == 43 && s.nr == 2 && s.ips[1] == 0x2000 && s.raw_size == 4 &&
+	     s.uregs_abi == 2 && s.uregs[0] == 3 && s.uregs[2] == 16 &&
+	     s.stack_size == 16 && s.stack_dyn == 8 && s.stack[8] == 0x22;
+	result("sample-uregs", ok, "fields differ");
+	ok = true;
+	for (h->size = sizeof(*h); h->size < full; h->size += 8)
+		ok &= pd_parse_sample_attr(&a, false, h, &s) == -1;
+	result("sample-uregs-short", ok, "a cut sample was read");
+	h->size = full;
+	r[i - 1] = 24;
+	result("sample-uregs-dyn", pd_parse_sample_attr(&a, false, h, &s) == -1, "dyn past copy read");
+	r[i - 1] = 8;
+	r[7] = 0;	/* abi 0: a kernel thread, no registers; the stack follows */
+	memmove(&r[8], &r[11], (i - 11) * 8);
+	h->size = full - 24;
+	ok = !pd_parse_sample_attr(&a, false, h, &s) && !s.uregs && s.stack_size == 16;
+	result("sample-uregs-abi0", ok, "abi 0 misread");
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -1045,6 +1094,7 @@ int main(void)
 	test_sample_file();
 	test_sample_file_cuts();
 	test_open_refused();
+	test_sample_uregs();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
 		return 1;

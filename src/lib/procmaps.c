@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The process-map model (procmaps.h) and the one /proc/PID/maps reader. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/procmaps.h"
+
+static int reserve(struct pmap *m, size_t extra)
+{
+	struct pmap_entry *nv;
+	size_t cap;
+
+	if (m->n + extra <= m->cap)
+		return 0;
+	cap = m->cap ? m->cap * 2 : 16;
+	while (cap < m->n + extra)
+		cap *= 2;
+	nv = realloc(m->v, cap * sizeof(*nv));
+	if (!nv)
+		return -1;
+	m->v = nv;
+	m->cap = cap;
+	return 0;
+}
+
+/* The number of mappings starting at or below ADDR. */
+static size_t upper(const struct pmap *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+const struct pmap_entry *pmap_find(const struct pmap *m, uint64_t addr)
+{
+	size_t i = upper(m, addr);
+
+	return i && addr < m->v[i - 1].end ? &m->v[i - 1] : NULL;
+}
+
+/* Split the mapping holding AT in two there; the caller reserved a slot. */
+static void split(struct pmap *m, uint64_t at)
+{
+	const struct pmap_entry *found = pmap_find(m, at);
+	struct pmap_entry e;
+	size_t i;
+
+	if (!found || found->start == at)
+		return;
+	i = found - m->v;
+	e = m->v[i];
+	memmove(&m->v[i + 2], &m->v[i + 1], (m->n - i - 1) * sizeof(e));
+	m->v[i].end = at;
+	m->v[i + 1] = e;
+	m->v[i + 1].start = at;
+	m->v[i + 1].pgoff = e.pgoff + (at - e.start);
+	m->n++;
+}
+
+int pmap_add(struct pmap *m, uint64_t start, uint64_t end, uint64_t pgoff, void *file)
+{
+	size_t n = 0, i;
+
+	if (end <= start || reserve(m, 2))
+		return -1;
+	/* Cut [start, end) out: the new mapping hides what it overlaps. */
+	split(m, start);
+	split(m, end);
+	for (i = 0; i < m->n; i++)
+		if (m->v[i].start < start || m->v[i].end > end)
+			m->v[n++] = m->v[i];
+	m->n = n;
+	i = upper(m, start);
+	memmove(&m->v[i + 1], &m->v[i], (m->n - i) * sizeof(*m->v));
+	m->v[i] = (struct pmap_entry){ start, end, pgoff, file, start, end };
+	m->n++;
+	return 0;
+}
+
+int pmap_copy(struct pmap *dst, const struct pmap *src)
+{
+	dst->n = 0;
+	if (reserve(dst, src->n))
+		return -1;
+	if (src->n)
+		memcpy(dst->v, src->v, src->n * sizeof(*src->v));
+	dst->n = src->n;
+	return 0;
+}
+
+void pmap_reset(struct pmap *m)
+{
+	m->n = 0;
+}
+
+void pmap_release(struct pmap *m)
+{
+	free(m->v);
+	*m = (struct pmap){ 0 };
+}
+
+struct pmap *pmap_set_get(struct pmap_set *s, uint32_t pid, bool create)
+{
+	struct pmap *m = u32_map_get(&s->by_pid, pid);
+
+	if (m || !create)
+		return m;
+	m = calloc(1, sizeof(*m));
+	if (m && u32_map_put(&s->by_pid, pid, m)) {
+		free(m);
+		m = NULL;
+	}
+	return m;
+}
+
+void pmap_set_fork(struct pmap_set *s, uint32_t pid, uint32_t ppid)
+{
+	struct pmap *child = pmap_set_get(s, pid, true), *parent;
+
+	if (!child || (child->n && !child->dead))
+		return;
+	child->n = 0;
+	child->dead = false;
+	parent = pmap_set_get(s, ppid, false);
+	if (parent && parent->n)
+		pmap_copy(child, parent);
+}
+
+void pmap_set_exit(struct pmap_set *s, uint32_t pid)
+{
+	struct pmap *m = pmap_set_get(s, pid, false);
+
+	if (m)
+		m->dead = true;
+}
+
+static void free_pmap(void *v)
+{
+	pmap_release(v);
+	free(v);
+}
+
+void pmap_set_free(struct pmap_set *s)
+{
+	u32_map_free(&s->by_pid, free_pmap);
+}
+
+int proc_maps_each(FILE *f, proc_maps_fn fn, void *ctx)
+{
+	char line[PROC_MAPS_LINE];
+	struct proc_map *m = malloc(sizeof(*m));	/* 4 KiB of name: not on the stack */
+	int err = 0;
+
+	if (!m)
+		return -1;
+	while (!err && fgets(line, sizeof(line), f)) {
+		bool whole = strchr(line, '\n') || feof(f);
+
+		if (!proc_parse_maps_line(line, m))
+			err = fn(ctx, m);
+		/* The rest of an overlong line is not a line of its own. */
+		while (!whole && fgets(line, sizeof(line), f))
+			whole = strchr(line, '\n');
+	}
+	free(m);
+	return err;
+}
+
+int proc_maps_read(uint32_t pid, proc_maps_fn fn, void *ctx)
+{
+	char path[64];
+	FILE *f;
+	int err;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/maps");
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	err = proc_maps_each(f, fn, ctx);
+	fclose(f);
+	return err;
+}
+
+struct read_proc {
+	struct pmap *m;
+	void *(*file_of)(void *ctx, const struct proc_map *pm);
+	void *ctx;
+};
+
+static int add_exec_file(void *ctx, const struct proc_map *pm)
+{
+	struct read_proc *r = ctx;
+
+	if (!(pm->prot & 4) || pm->file[0] != '/' || pm->end <= pm->start)
+		return 0;
+	return pmap_add(r->m, pm->start, pm->end, pm->pgoff,
+			r->file_of ? r->file_of(r->ctx, pm) : NULL);
+}
+
+int pmap_read_proc(struct pmap *m, uint32_t pid,
+		   void *(*file_of)(void *ctx, const struct proc_map *pm), void *ctx)
+{
+	struct pmap fresh = { 0 };
+	struct read_proc r = { &fresh, file_of, ctx };
+
+	if (proc_maps_read(pid, add_exec_file, &r)) {
+		pmap_release(&fresh);
+		return -1;
+	}
+	fresh.gen = m->gen;
+	fresh.dead = m->dead;
+	pmap_release(m);
+	*m = fresh;
+	return 0;
+}

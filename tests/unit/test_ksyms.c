@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of src/lib/ksyms.c, the one kallsyms reader: lookups by
+ * address, by name and by range on a made-up file with the shapes real ones
+ * have (modules after the core and out of order, one name twice, aliases at
+ * one address, hidden addresses, an overlong line), and the running
+ * kernel's own table when it can be read.  Prints PASS/FAIL lines.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "lib/ksyms.h"
+#include "lib/procfs.h"
+
+static const char text[] =
+	"ffffffff81000000 T _text\n"
+	"ffffffff81000000 T _stext\n"
+	"ffffffff81000100 t dup\n"
+	"ffffffff81000200 T __schedule\n"
+	"ffffffff81000300 T schedule\n"
+	"ffffffff81000400 t dup\n"
+	"ffffffff81000500 D some_data\n"
+	"ffffffffc0002000 t mod_b_fn\t[mod_b]\n"
+	"ffffffffc0001000 t mod_a_fn\t[mod_a]\n"
+	"ffffffffc0001800 t mod_a_end\t[mod_a]\n"
+	"garbage line\n"
+	"ffffffffc0003000 t last\n";
+
+static struct ksyms *from_text(const char *t)
+{
+	FILE *f = fmemopen((void *)t, strlen(t), "r");
+	struct ksyms *ks;
+
+	if (!f)
+		return NULL;
+	ks = ksyms_read(f);
+	fclose(f);
+	return ks;
+}
+
+static void test_lookups(void)
+{
+	struct ksyms *ks = from_text(text);
+	const struct ksym *k;
+	uint64_t lo, hi;
+
+	CHECK("read", ks && ksyms_count(ks) == 11, "%zu entries", ksyms_count(ks));
+	k = ksyms_by_addr(ks, 0xffffffff81000250);
+	CHECK("by-addr-inside", k && !strcmp(k->name, "__schedule"), "%s", k ? k->name : "none");
+	k = ksyms_by_addr(ks, 0xffffffff81000000);
+	CHECK("by-addr-first-alias", k && !strcmp(k->name, "_text"), "%s", k ? k->name : "none");
+	CHECK("by-addr-below", !ksyms_by_addr(ks, 0x1000), "found one");
+	k = ksyms_by_addr(ks, 0xffffffffc0001900);
+	CHECK("by-addr-module-unsorted", k && !strcmp(k->name, "mod_a_end"), "%s", k ? k->name : "none");
+	k = ksyms_by_name(ks, "dup");
+	CHECK("by-name-first-in-file", k && k->addr == 0xffffffff81000100 && k->type == 't',
+	      "%llx", k ? (unsigned long long)k->addr : 0ull);
+	CHECK("by-name-absent", !ksyms_by_name(ks, "nope") && !ksyms_by_name(ks, "dupe"), "found");
+	CHECK("range", !ksyms_range(ks, "__schedule", &lo, &hi) &&
+	      lo == 0xffffffff81000200 && hi == 0xffffffff81000300, "%llx-%llx",
+	      (unsigned long long)lo, (unsigned long long)hi);
+	/* The next module in address order, not in the file's. */
+	CHECK("range-across-modules", !ksyms_range(ks, "mod_b_fn", &lo, &hi) &&
+	      hi == 0xffffffffc0003000, "hi %llx", (unsigned long long)hi);
+	CHECK("range-last", ksyms_range(ks, "last", &lo, &hi) == -1 && !lo && !hi, "found");
+	CHECK("range-absent", ksyms_range(ks, "nope", &lo, &hi) == -1, "found");
+	ksyms_free(ks);
+}
+
+/* kptr_restrict: names listed, addresses zero. */
+static void test_hidden(void)
+{
+	struct ksyms *ks = from_text("0000000000000000 T _text\n0000000000000000 T __schedule\n");
+	uint64_t lo, hi;
+
+	CHECK("hidden-name", ks && ksyms_by_name(ks, "__schedule"), "not found");
+	CHECK("hidden-range", ksyms_range(ks, "__schedule", &lo, &hi) == -1, "a range");
+	ksyms_free(ks);
+}
+
+/*
+ * The tail of a line longer than the line buffer is not a symbol of its
+ * own, even when it reads like one: the buffer's worth, then "ADDR T tail".
+ */
+static void test_long_line(void)
+{
+	size_t first = PROC_KSYMS_LINE - 1;
+	char *t = malloc(first + 64);
+	struct ksyms *ks;
+
+	if (!t)
+		return;
+	memset(t, 'x', first);
+	memcpy(t, "ffffffff81000000 T long", 23);
+	strcpy(t + first, "ffffffff81000010 T tail\nffffffff81000020 T ok\n");
+	ks = from_text(t);
+	CHECK("long-line", ks && !ksyms_by_name(ks, "tail") && ksyms_by_name(ks, "ok"),
+	      "tail taken or ok lost");
+	ksyms_free(ks);
+	free(t);
+}
+
+static int count_all(void *ctx, const struct ksym *k)
+{
+	(void)k;
+	++*(int *)ctx;
+	return 0;
+}
+
+static int count_to_schedule(void *ctx, const struct ksym *k)
+{
+	++*(int *)ctx;
+	return strcmp(k->name, "__schedule") ? 0 : 7;
+}
+
+/* The streaming reader stops where its function says, and says so. */
+static void test_each(void)
+{
+	char path[] = "/tmp/offcpu-ksyms.XXXXXX";
+	int fd = mkstemp(path), n = 0, ret;
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+
+	if (!f || fputs(text, f) < 0 || fclose(f)) {
+		CHECK("each", 0, "cannot write %s", path);
+		return;
+	}
+	ret = ksyms_each(path, count_to_schedule, &n);
+	CHECK("each-stops", ret == 7 && n == 4, "returned %d after %d", ret, n);
+	n = 0;
+	CHECK("each-whole", ksyms_each(path, count_all, &n) == 0 &&
+	      n == 11, "%d symbols", n);
+	unlink(path);
+}
+
+static void test_files(void)
+{
+	uint64_t streamed = 1, loaded;
+	int found = ksyms_running_find("_text", &streamed);
+	const struct ksyms *run = ksyms_running();
+
+	CHECK("load-not-regular", !ksyms_load("/dev/null") && !ksyms_load("/nonexistent"),
+	      "loaded");
+	if (!run || !ksyms_by_name(run, "_text")) {
+		printf("SKIP running: /proc/kallsyms unreadable or without _text\n");
+		return;
+	}
+	CHECK("running-once", ksyms_running() == run, "read twice");
+	/* Read up to _text before the table, from the table after: the same. */
+	CHECK("running-find", !found && !ksyms_running_find("_text", &loaded) &&
+	      loaded == streamed && loaded == ksyms_by_name(run, "_text")->addr,
+	      "%llx, then %llx", (unsigned long long)streamed, (unsigned long long)loaded);
+	CHECK("running-find-absent", ksyms_running_find("no_such_symbol_x", &loaded) == -1,
+	      "found");
+	CHECK("running-schedule", ksyms_by_name(run, "schedule") != NULL, "no schedule");
+	ksyms_running_free();
+}
+
+int main(void)
+{
+	test_lookups();
+	test_hidden();
+	test_long_line();
+	test_each();
+	test_files();
+	return failures != 0;
+}
