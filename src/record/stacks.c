@@ -439,6 +439,8 @@ void stacks_drain_end(struct stacks *s)
 	size_t n = s->retired_safe;
 	void *v;
 
+	if (s->unwinder)
+		unwinder_sweep(s->unwinder);
 	if (!n)
 		return;
 	for (size_t i = 0; i < n; i++)

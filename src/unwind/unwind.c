@@ -366,6 +366,12 @@ struct uw_proc {
 
 struct unwinder {
 	struct u32_map procs;		/* pid -> struct uw_proc */
+	/*
+	 * Pids forgotten (exit, exec, a new process), freed at the second
+	 * sweep after: copies read behind the ring still find their maps.
+	 */
+	uint32_t *forgotten;
+	size_t nr_forgotten, cap_forgotten, forgotten_ripe;
 	struct uw_file **files;
 	size_t nr_files;
 	size_t budget;
@@ -585,13 +591,51 @@ static struct uw_proc *proc_of(struct unwinder *u, uint32_t pid, uint64_t mm, bo
 	return p;
 }
 
+static void free_proc(void *v)
+{
+	struct uw_proc *p = v;
+
+	free(p->maps);
+	free(p);
+}
+
 void unwinder_forget(struct unwinder *u, uint32_t pid)
 {
 	struct uw_proc *p = u32_map_get(&u->procs, pid);
 
-	/* Kept for copies unwound once it is gone (proc_of). */
-	if (p)
-		p->stale = true;
+	/* Kept for copies unwound once it is gone (proc_of), until swept. */
+	if (!p || p->stale)
+		return;
+	p->stale = true;
+	if (u->nr_forgotten == u->cap_forgotten) {
+		size_t cap = u->cap_forgotten ? 2 * u->cap_forgotten : 64;
+		uint32_t *f = realloc(u->forgotten, cap * sizeof(*f));
+
+		if (!f)
+			return;	/* kept until the end: memory, not a wrong stack */
+		u->forgotten = f;
+		u->cap_forgotten = cap;
+	}
+	u->forgotten[u->nr_forgotten++] = pid;
+}
+
+void unwinder_sweep(struct unwinder *u)
+{
+	size_t ripe = u->forgotten_ripe;
+
+	for (size_t i = 0; i < ripe; i++) {
+		struct uw_proc *p = u32_map_get(&u->procs, u->forgotten[i]);
+
+		/* Read again since (a live process now): not ours to free. */
+		if (p && p->stale) {
+			u32_map_del(&u->procs, u->forgotten[i]);
+			free_proc(p);
+		}
+	}
+	memmove(u->forgotten, u->forgotten + ripe,
+		(u->nr_forgotten - ripe) * sizeof(*u->forgotten));
+	u->nr_forgotten -= ripe;
+	u->forgotten_ripe = u->nr_forgotten;
 }
 
 uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool ends_stack,
@@ -659,19 +703,12 @@ const struct unwind_counts *unwinder_counts(const struct unwinder *u)
 	return &u->counts;
 }
 
-static void free_proc(void *v)
-{
-	struct uw_proc *p = v;
-
-	free(p->maps);
-	free(p);
-}
-
 void unwinder_free(struct unwinder *u)
 {
 	if (!u)
 		return;
 	u32_map_free(&u->procs, free_proc);
+	free(u->forgotten);
 	for (size_t i = 0; i < u->nr_files; i++) {
 		cfi_file_close(u->files[i]->cfi);
 		if (u->files[i]->fd >= 0)

@@ -81,6 +81,13 @@ uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool 
 /* PID exec'ed or is another process now: its maps are read again. */
 void unwinder_forget(struct unwinder *u, uint32_t pid);
 
+/*
+ * Frees the maps of pids forgotten before the previous sweep and not read
+ * again since (called once per drain: a copy read that far behind its
+ * process's end is not expected; it would be cut, counted, not wrong).
+ */
+void unwinder_sweep(struct unwinder *u);
+
 /* The processes whose maps it holds (forgotten at exit, exec, pid reuse). */
 size_t unwinder_nr_procs(const struct unwinder *u);
 

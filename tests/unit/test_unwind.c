@@ -331,6 +331,40 @@ static void test_gone_process(void)
 	unwinder_free(u);
 }
 
+/*
+ * A process's maps outlive its forgetting (exit, exec) by one sweep, so a
+ * copy read behind the ring still unwinds, and are freed at the second:
+ * a day's recording of short-lived processes must not keep them all.
+ */
+static void test_forget_sweep(void)
+{
+	struct unwinder *u = unwinder_new(1 << 20);
+	uint64_t pc = (uint64_t)(uintptr_t)test_forget_sweep;
+	enum unwind_end before, late;
+	size_t live, after_one, after_two;
+
+	unwind_pid(u, getpid(), pc, &before);
+	live = unwinder_nr_procs(u);
+	unwinder_forget(u, getpid());
+	unwinder_sweep(u);
+	after_one = unwinder_nr_procs(u);
+	unwinder_sweep(u);
+	after_two = unwinder_nr_procs(u);
+	CHECK("unwind-forget-sweep", before == UNWIND_CFI && live == 1 && after_one == 1 &&
+	      after_two == 0, "end %d, procs %zu -> %zu after one sweep -> %zu after two",
+	      before, live, after_one, after_two);
+	/* Read again between the sweeps: a live process, kept. */
+	unwind_pid(u, getpid(), pc, &before);
+	unwinder_forget(u, getpid());
+	unwinder_sweep(u);
+	unwind_pid(u, getpid(), pc, &late);
+	unwinder_sweep(u);
+	unwinder_sweep(u);
+	CHECK("unwind-forget-reread-kept", late == UNWIND_CFI && unwinder_nr_procs(u) == 1,
+	      "end %d, procs %zu", late, unwinder_nr_procs(u));
+	unwinder_free(u);
+}
+
 int main(void)
 {
 	test_complete();
@@ -340,5 +374,6 @@ int main(void)
 	test_arm();
 	test_u32_map_del();
 	test_gone_process();
+	test_forget_sweep();
 	return failures != 0;
 }
