@@ -181,13 +181,6 @@ def guest_tolerances(board, release):
 	cure: it drifts the guest's clock from the host's (arm64 6.12's 6 s
 	still-blocked recording read 10.8 s) and x86_64 5.10 did not boot."""
 	qemu = ['--tol', str(QEMU_TOL), '--long-tol', str(QEMU_LONG_TOL)]
-	if release.startswith('5.10.') and board == 'arm64':
-		# The four figures measured on arm64 5.10 (below): up to 448 us
-		# a call (CI, blocker_mutex_pause +16.8 %).  500 us still fails an
-		# 8 % error in every function of 10 ms blocks or longer there, not
-		# in the 2 and 5 ms ones: this cell is weaker for those, the other
-		# cells are not.
-		return qemu + ['--block-us', '500']
 	if release.startswith('5.10.'):
 		return qemu + ['--block-us', '150']
 	return qemu
