@@ -392,13 +392,13 @@ def distro_verdict(a, c):
 		       '--folded', f'{d}/folded.txt', '--symfs', a.symfs] +
 		      (['--unnamed-start'] if unnamed else []), f'{d}/check.out')
 	out = open(f'{d}/check.out').read()
-	# One line per function and source: '... ms (N calls): +x.y %[  FAIL]'.
+	# One line per function and source: '... ms (N calls, P ms preempted): +x.y %[  FAIL]'.
 	funcs = re.findall(r'^(?:perf script|offcpu report) +distro_.*$', out, re.M)
 	within = sum(not x.endswith('FAIL') for x in funcs)
 	reach = re.search(r'^\d+ of \d+ samples reach .*\(([0-9.]+) %\)$', out, re.M)
 	if not funcs or not reach:
 		return f'distro: perf_check.py distro: {why}', ''
-	figures = f'{within}/{len(funcs)} function times within 10 % (perf script, on-device ' + \
+	figures = f'{within}/{len(funcs)} function times within 10 % and their preempted time (perf script, on-device ' + \
 		f'report), {reach[1]} % of samples reach the thread start or main' + \
 		(' (no libc symbols here: a start routine, then libc)' if unnamed else '')
 	if how[1].startswith('copied'):
