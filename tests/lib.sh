@@ -3,6 +3,7 @@
 # and echoes it for the log.  A test file may hold many checks.
 : "${RESULTS:=/dev/null}"
 ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+export ROOT
 OFFCPU=${OFFCPU:-$ROOT/build/x86_64/offcpu}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/offcpu-test.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
