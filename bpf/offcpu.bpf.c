@@ -18,6 +18,7 @@
  */
 #include "offcpu_common.bpf.h"
 #include "offcpu_wakers.bpf.h"
+#include "offcpu_unwind.bpf.h"
 #include <bpf/bpf_core_read.h>
 
 struct {
@@ -321,7 +322,7 @@ static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 	struct offcpu_ucache *e;
 	struct offcpu_ucopy *c;
 	__u32 zero = 0, reuse = 0, *wrap, cpu = bpf_get_smp_processor_id();
-	__u64 ip, sp, fp, lr;
+	__u64 ip, sp, fp, lr, mm;
 	__s32 id;
 
 	q = bpf_map_lookup_elem(&dwarf_seq, &zero);
@@ -346,6 +347,13 @@ static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 			return e->id;
 		reuse = e->id;
 	}
+	mm = (__u64)BPF_CORE_READ(t, mm);
+	/* --unwind-in kernel: walked here; a miss is copied (the copy asks for the rows). */
+	if (cfg.kunwind && !reuse) {
+		id = kunwind_stack_id(pid, mm, ip, sp, fp, lr);
+		if (id >= 0)
+			return id;
+	}
 	c = bpf_ringbuf_reserve(&events, sizeof(*c) + cfg.copy_bytes, 0);
 	if (!c) {
 		/* User space is behind: the frame-pointer stack rather than none. */
@@ -356,7 +364,7 @@ static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 		*wrap = 1;
 	id = OFFCPU_DWARF_ID | cpu << OFFCPU_DWARF_CPU_SHIFT |
 	     (q->seq++ & OFFCPU_DWARF_SEQ_MASK);
-	send_ucopy(c, id, pid, tid, reuse, (__u64)BPF_CORE_READ(t, mm), ip, sp, fp, lr, false, NULL);
+	send_ucopy(c, id, pid, tid, reuse, mm, ip, sp, fp, lr, false, NULL);
 	return id;
 }
 

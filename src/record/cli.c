@@ -25,6 +25,7 @@ enum {
 	OPT_STACK_ENTRIES,
 	OPT_DWARF_BUFFER,
 	OPT_UNWIND_TABLES,
+	OPT_UNWIND_IN,
 	OPT_WAKERS,
 	OPT_NO_BUILDID_CACHE,
 	OPT_SWITCH_OUTPUT,
@@ -61,6 +62,7 @@ static const struct option long_opts[] = {
 	{ "stack-entries", required_argument, NULL, OPT_STACK_ENTRIES },
 	{ "dwarf-buffer", required_argument, NULL, OPT_DWARF_BUFFER },
 	{ "unwind-tables", required_argument, NULL, OPT_UNWIND_TABLES },
+	{ "unwind-in", required_argument, NULL, OPT_UNWIND_IN },
 	{ "wakers", no_argument, NULL, OPT_WAKERS },
 	{ "no-buildid-cache", no_argument, NULL, OPT_NO_BUILDID_CACHE },
 	{ "switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT },
@@ -111,6 +113,9 @@ void cli_usage(FILE *out)
 "                            (frame pointers), e.g. --call-graph user,dwarf,16384\n"
 "      --dwarf-buffer MIB    dwarf: ring buffer for the stack copies (default 4, a power of 2)\n"
 "      --unwind-tables MIB   dwarf: memory for CFI tables (default 32)\n"
+"      --unwind-in user|kernel  dwarf: where user stacks are unwound (default user);\n"
+"                            kernel: by the BPF program from CFI rows loaded per file\n"
+"                            (x86_64, arm64), a stack it cannot walk copied as before\n"
 "  -F, --freq, --on-cpu HZ   also sample on-CPU stacks HZ times a second (cpu-clock event)\n"
 "      --wakers              also record who woke each block: the waker's stacks go to a\n"
 "                            second event, offcpu-waker (see offcpu report --wakers)\n"
@@ -538,6 +543,11 @@ static int parse_one(struct offcpu_opts *o, int c, const char *arg)
 		return 0;
 	case OPT_STACK_CACHE:
 		return parse_stack_cache(o, arg);
+	case OPT_UNWIND_IN:
+		if (strcmp(arg, "user") && strcmp(arg, "kernel"))
+			return bad("--unwind-in", arg, "expected user or kernel");
+		o->unwind_in_kernel = !strcmp(arg, "kernel");
+		return 0;
 	case OPT_WAKERS:
 		o->wakers = true;
 		return 0;

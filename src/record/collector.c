@@ -45,6 +45,7 @@ struct collector {
 	uint64_t last_drain;
 	uint64_t end;		/* the end of the recording (CLOCK_MONOTONIC ns) */
 	struct stacks *stacks;
+	struct ktables *kt;	/* --unwind-in kernel, else NULL */
 	struct wakers *wakers;	/* --wakers, else NULL */
 	struct mapped_files *files;	/* for their build ids */
 	void *scratch;		/* one sample */
@@ -413,6 +414,10 @@ static int on_event(void *ctx, void *data, size_t size)
 
 	/* A user stack copy (dwarf): reserved before the block that names it ends. */
 	if (size >= sizeof(uint64_t) && *(const uint64_t *)data == OFFCPU_UCOPY_MAGIC) {
+		/* --unwind-in kernel: the walker missed; the copy asks for the rows. */
+		if (c->kt && size >= sizeof(struct offcpu_ucopy))
+			ktables_request(c->kt, ((const struct offcpu_ucopy *)data)->pid,
+					((const struct offcpu_ucopy *)data)->mm);
 		if (stacks_add_copy(c->stacks, data, size))
 			c->err = -1;
 		return 0;
@@ -534,6 +539,9 @@ struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 	c->last_drain = now_ns();
 	c->files = open_mapped_files(o);
 	if (!c->stacks || !c->scratch || !c->files)
+		goto nomem;
+	if (ld->ku_rows_fd >= 0 && !(c->kt = ktables_new(ld->ku_rows_fd, ld->ku_files_fd,
+							   ld->ku_procs_fd, ld->ku_rows)))
 		goto nomem;
 	if ((o->switch_mode || o->flight_ns) && !(c->live = live_tasks_new()))
 		goto nomem;
@@ -833,6 +841,7 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 		c->err = -1;
 	read_counters(c);
 	c->st.unwind = stacks_unwind_counts(c->stacks);
+	c->st.ktables = c->kt ? ktables_counts(c->kt) : NULL;
 	if (c->st.unwind)
 		c->st.counters[STAT_USTACK_WRONG] += stacks_wrong_reuses(c->stacks);
 	c->file.lost = collector_lost(&c->st) - c->lost_before;
@@ -869,6 +878,7 @@ void collector_free(struct collector *c)
 	ordered_free(&c->q);
 	wakers_free(c->wakers);
 	stacks_free(c->stacks);
+	ktables_free(c->kt);
 	mapped_files_free(c->files);
 	live_tasks_free(c->live);
 	flight_free(&c->fl);
