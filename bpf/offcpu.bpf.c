@@ -321,7 +321,7 @@ static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 	struct offcpu_dwarf_seq *q;
 	struct offcpu_ucache *e;
 	struct offcpu_ucopy *c;
-	__u32 zero = 0, reuse = 0, *wrap, cpu = bpf_get_smp_processor_id();
+	__u32 zero = 0, reuse = 0, kid = 0, *wrap, cpu = bpf_get_smp_processor_id();
 	__u64 ip, sp, fp, lr, mm;
 	__s32 id;
 
@@ -348,14 +348,20 @@ static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 		reuse = e->id;
 	}
 	mm = (__u64)BPF_CORE_READ(t, mm);
-	/* --unwind-in kernel: walked here; a miss is copied (the copy asks for the rows). */
+	/*
+	 * --unwind-in kernel: walked here; a miss is copied (the copy asks for
+	 * the rows).  verify: the walked stack is copied too, and compared.
+	 */
 	if (cfg.kunwind && !reuse) {
 		id = kunwind_stack_id(pid, mm, ip, sp, fp, lr);
-		if (id >= 0)
+		if (id >= 0 && !cfg.kunwind_verify)
 			return id;
+		kid = id >= 0 ? id : 0;
 	}
 	c = bpf_ringbuf_reserve(&events, sizeof(*c) + cfg.copy_bytes, 0);
 	if (!c) {
+		if (kid)
+			return kid;
 		/* User space is behind: the frame-pointer stack rather than none. */
 		count(DROP_UCOPY);
 		return user_stack_id(ctx, s, 0);
@@ -364,8 +370,9 @@ static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 		*wrap = 1;
 	id = OFFCPU_DWARF_ID | cpu << OFFCPU_DWARF_CPU_SHIFT |
 	     (q->seq++ & OFFCPU_DWARF_SEQ_MASK);
+	c->kernel_id = kid;
 	send_ucopy(c, id, pid, tid, reuse, mm, ip, sp, fp, lr, false, NULL);
-	return id;
+	return kid ? kid : id;
 }
 
 /* NOW: the time of this switch, read once for both halves (0: not yet). */

@@ -40,6 +40,7 @@ struct offcpu_config {
 	__u8 wakers;		/* --wakers: sched_waking records who woke a block */
 	__u8 task_pt_regs;	/* bpf_task_pt_regs (5.15+, tp_btf) finds the user registers */
 	__u8 kunwind;		/* --unwind-in kernel: walk with ku_* first (offcpu_unwind.bpf.h) */
+	__u8 kunwind_verify;	/* --unwind-in verify: copy the walked stacks too, to compare */
 	/*
 	 * Without it (older kernels, raw_tp): task_pt_regs() computed as the
 	 * kernel does, the top of the task's stack (task->stack + thread_size,
@@ -173,7 +174,7 @@ struct offcpu_ucopy {
 	__u32 pid, tid;
 	__u32 len;		/* bytes of the stack copied from sp (0: unreadable) */
 	__u32 reuse_id;		/* --stack-cache verify: the id the cache would reuse, or 0 */
-	__u32 pad;
+	__u32 kernel_id;	/* --unwind-in verify: the id of the kernel's walk, or 0 */
 	__u64 mm;		/* its address space (task->mm): another after exec or pid reuse */
 	__u64 pc, sp, fp, lr;	/* user registers at kernel entry */
 	__u8 bytes[];		/* cfg.copy_bytes, the first len valid */

@@ -406,6 +406,19 @@ static void flight_trigger(struct collector *c, const struct offcpu_event *e)
 	}
 }
 
+/* --unwind-in verify: copy C's stack was walked in the kernel too; the same frames? */
+static void verify_kernel_walk(struct collector *c, const struct offcpu_ucopy *copy)
+{
+	const struct stack *k, *u;
+
+	if (!copy->kernel_id)
+		return;
+	k = stacks_get(c->stacks, copy->kernel_id, false);
+	u = stacks_get(c->stacks, copy->id, false);
+	if (k && u)
+		ktables_compare(c->kt, k->ip, k->nr, u->ip, u->nr);
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
@@ -420,6 +433,8 @@ static int on_event(void *ctx, void *data, size_t size)
 					((const struct offcpu_ucopy *)data)->mm);
 		if (stacks_add_copy(c->stacks, data, size))
 			c->err = -1;
+		if (c->kt && size >= sizeof(struct offcpu_ucopy))
+			verify_kernel_walk(c, data);
 		return 0;
 	}
 	if (size < sizeof(*e))

@@ -36,7 +36,6 @@
 #define RINGBUF_BYTES	(256 * 1024)
 #define PID_FILTER_ENTRIES 1024	/* tracked processes, grown on fork */
 #define KTHREAD_ENTRIES	4096	/* a few hundred on a server, a 64-CPU one ~1000 */
-#define KU_ROWS		262144	/* --unwind-in kernel: CFI rows, 16 bytes each (4 MiB) */
 #define UCACHE_ENTRIES	4096	/* dwarf stack cache: threads (528 bytes each, allocated as used) */
 
 static int libbpf_verbosity;
@@ -200,6 +199,7 @@ static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
 		.dwarf = loader_dwarf(o, p, NULL),
 		.copy_bytes = o->copy_bytes,
 		.kunwind = loader_kunwind(o, p, NULL),
+		.kunwind_verify = loader_kunwind(o, p, NULL) && o->unwind_verify,
 		.wakers = o->wakers,
 		.task_pt_regs = p->task_pt_regs,
 		.thread_size = p->thread_size,
@@ -353,7 +353,8 @@ static int select_variant(struct loader *l, const struct offcpu_opts *o,
 							 p->tp_btf ? pg->on_waking_hash :
 							 pg->on_waking_raw, true);
 		err |= bpf_map__set_max_entries(m->wsums, o->wakers ? SUMS_ENTRIES : 1);
-		err |= bpf_map__set_max_entries(m->ku_rows, loader_kunwind(o, p, NULL) ? KU_ROWS : 1);
+		err |= bpf_map__set_max_entries(m->ku_rows, loader_kunwind(o, p, NULL) ?
+						o->unwind_rows : 1);
 		err |= bpf_map__set_max_entries(m->ku_files, loader_kunwind(o, p, NULL) ?
 						OFFCPU_KFILES : 1);
 		err |= bpf_map__set_max_entries(m->ku_procs, loader_kunwind(o, p, NULL) ?
@@ -475,7 +476,7 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 		l->ku_rows_fd = bpf_map__fd(l->maps.ku_rows);
 		l->ku_files_fd = bpf_map__fd(l->maps.ku_files);
 		l->ku_procs_fd = bpf_map__fd(l->maps.ku_procs);
-		l->ku_rows = KU_ROWS;
+		l->ku_rows = o->unwind_rows;
 	}
 	if (p->classic_tp && o->user_only)
 		l->kthreads_fd = bpf_map__fd(l->maps.kthreads);

@@ -189,8 +189,11 @@ static uint32_t alloc_slot(struct ktables *k)
 	return k->next_slot++ % OFFCPU_KFILES;
 }
 
-/* Builds F's rows from its open file FD and loads them; false if it has none usable. */
-static bool load_rows(struct ktables *k, struct kt_file *f, int fd)
+/*
+ * Builds F's rows from its open file FD and loads them: 0, -1 when it has
+ * none usable, -2 when they would not fit in the pool at all.
+ */
+static int load_rows(struct ktables *k, struct kt_file *f, int fd)
 {
 	struct cfi_table t = { 0 };
 	struct offcpu_krow *v;
@@ -210,26 +213,26 @@ static bool load_rows(struct ktables *k, struct kt_file *f, int fd)
 	n = ktable_rows(&t, (uint16_t)id, v);
 	cfi_table_free(&t);
 	if (!n)
-		return false;
+		return -1;
 	f->first = alloc_rows(k, n);
 	if (f->first == UINT32_MAX)
-		return false;
+		return -2;
 	memcpy(k->pool + f->first, v, n * sizeof(*v));
 	f->n = n;
 	f->slot = alloc_slot(k);
 	kf = (struct offcpu_kfile){ .first = f->first, .n = n, .id = id };
 	/* The syscall orders the rows' stores before the slot's. */
 	if (bpf_map_update_elem(k->files_fd, &f->slot, &kf, BPF_ANY))
-		return false;
+		return -1;
 	k->slots[f->slot] = f;
 	f->id = id;
 	k->next_id = k->next_id + 1 ? k->next_id + 1 : 1;
 	k->counts.files++;
 	k->counts.rows += n;
-	return true;
+	return 0;
 none:
 	cfi_table_free(&t);
-	return false;
+	return -1;
 }
 
 static struct kt_file *file_of(struct ktables *k, uint32_t pid, const struct proc_map *m)
@@ -257,9 +260,15 @@ static struct kt_file *file_of(struct ktables *k, uint32_t pid, const struct pro
 	fd = unwind_open_mapped(pid, m);
 	if (fd < 0)
 		return NULL;
-	if (!load_rows(k, f, fd)) {
+	switch (load_rows(k, f, fd)) {
+	case -1:
 		f->no_rows = true;
 		k->counts.no_rows++;
+		break;
+	case -2:
+		f->no_rows = true;
+		k->counts.too_large++;
+		break;
 	}
 	close(fd);
 	return f->id ? f : NULL;
@@ -360,6 +369,14 @@ void ktables_request(struct ktables *k, uint32_t pid, uint64_t mm)
 	}
 	free(kp);
 	k->counts.load_ns += now_ns() - t0;
+}
+
+void ktables_compare(struct ktables *k, const uint64_t *kip, uint32_t kn, const uint64_t *uip,
+		     uint32_t un)
+{
+	k->counts.compared++;
+	if (kn != un || memcmp(kip, uip, kn * sizeof(*kip)))
+		k->counts.differed++;
 }
 
 const struct ktables_counts *ktables_counts(const struct ktables *k)

@@ -33,10 +33,12 @@ size_t ktable_rows(const struct cfi_table *t, uint16_t tag, struct offcpu_krow *
 struct ktables_counts {
 	uint64_t procs;		/* process mappings loaded (and reloaded) */
 	uint64_t files, rows;	/* files whose rows were loaded, and the rows */
-	uint64_t no_rows;	/* files without usable CFI (or too large) */
+	uint64_t no_rows;	/* files without usable CFI */
+	uint64_t too_large;	/* files with more rows than the whole pool */
 	uint64_t evicted;	/* files whose rows were given back */
 	uint64_t load_ns;	/* time spent building and loading */
 	uint64_t rows_max;	/* the pool */
+	uint64_t compared, differed;	/* --unwind-in verify: walked stacks against their copies */
 };
 
 struct ktables;
@@ -53,6 +55,10 @@ struct ktables *ktables_new(int rows_fd, int files_fd, int procs_fd, uint32_t ro
  * they are another address space's or were loaded over a second ago.
  */
 void ktables_request(struct ktables *k, uint32_t pid, uint64_t mm);
+
+/* --unwind-in verify: a walked stack (frames KIP, KN) against its copy's unwinding (UIP, UN). */
+void ktables_compare(struct ktables *k, const uint64_t *kip, uint32_t kn, const uint64_t *uip,
+		     uint32_t un);
 
 const struct ktables_counts *ktables_counts(const struct ktables *k);
 void ktables_free(struct ktables *k);
