@@ -9,9 +9,12 @@
 #  - a table that cannot load (--unwind-rows too small for any file) falls
 #    back to the copy for every block: the same truth, nothing unwound in
 #    the kernel.
-set -euo pipefail
+set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 T=kunwind
+
+bad_value unwind-in "expected user, kernel or verify" --unwind-in both
+bad_value unwind-rows "must be at least 1" --unwind-rows 0
 
 DISTRO=$ROOT/build/x86_64/distro
 CHECK="python3 $ROOT/tests/perf_check.py"
@@ -67,6 +70,3 @@ if [ "${kern:-1}" -eq 0 ] && [ "${copied:-0}" -gt 0 ] && [ "${fp:-1}" -eq 0 ]; t
 else
 	fail $T-fallback-copies "in the kernel ${kern:-?}, copied ${copied:-?}, frame pointer ${fp:-?}"
 fi
-
-bad_value unwind-in "expected user, kernel or verify" --unwind-in both
-bad_value unwind-rows "must be at least 1" --unwind-rows 0
