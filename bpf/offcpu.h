@@ -245,19 +245,27 @@ struct offcpu_ucache {
  *             An entry is replaced whole (RCU-freed), never torn.
  *
  * Filling: a block whose walk misses (no entry for the process, a pc in no
- * mapping, a file without rows, a MISS row, an unreadable word) is copied;
- * the copy is the request: user space, unwinding it, loads the process's
- * mappings and the rows of every file they map (at most once a second per
- * process for a process already loaded, e.g. after a dlopen).
+ * mapping, a file without rows, a MISS row, an unreadable word) is copied.
+ * A miss for want of an entry, a mapping or rows also names the process in
+ * ku_want (HASH pid -> struct offcpu_kwant: a request that needs no room in
+ * the ring, which may be full), which a user-space thread polls: it loads
+ * the process's mappings (again at most once a second, e.g. after a dlopen),
+ * registering each file (slot, id) without rows, and the rows of the one
+ * file the walk lacked, and deletes the request.  So only files that stacks
+ * pass through are built and loaded.  A file of more than a quarter
+ * of the pool's rows is never loaded (its stacks are copied).
  *
  * Budget (locked memory, preallocated): rows 16 bytes each, 262144 of them
  * by default (4 MiB, --unwind-rows); files 4096 slots (64 KiB); processes
- * 2 KiB each as used, 2048 at most (4 MiB).  Eviction by use: when rows or
- * slots run out, the files least recently needed by a loaded process give
- * theirs back (their slot cleared first; the rows reused one second later,
- * long after any walk that read the old slot has ended: a walk runs with
- * the CPU's runqueue locked and lasts microseconds; and the tag catches the
- * rest).  Processes that are gone leave ku_procs when it fills.
+ * 2 KiB each as used, 2048 at most (4 MiB).  Eviction: the pool is a ring;
+ * when it wraps, the files loaded longest ago give their rows back (their
+ * slot cleared first, the rows rewritten 2 ms later, long after any walk
+ * that read the old slot has ended: a walk runs with the CPU's runqueue
+ * locked and lasts microseconds; the tag catches the rest), but never a
+ * file loaded less than 2 s ago: a working set larger than the pool leaves
+ * the newcomers copied rather than thrashing.  A file given back is loaded
+ * again at its next miss.  Processes that are gone leave ku_procs when it
+ * fills.
  *
  * Results: the walked frames (innermost pc, then return addresses, as the
  * copy path's unwinder gives them) go where stacks keyed by their frames go,
@@ -285,6 +293,7 @@ struct offcpu_ucache {
 #define OFFCPU_KMAP_SEARCH	7	/* steps over OFFCPU_KMAPS */
 #define OFFCPU_KFILES		4096	/* file slots */
 #define OFFCPU_KPROCS		2048
+#define OFFCPU_KWANT		1024	/* requests not yet served */
 
 struct offcpu_krow {
 	__u32 pc;		/* file address (files whose text ends past 4 GiB: not loaded) */
@@ -305,6 +314,12 @@ struct offcpu_kmap {
 	__u64 start, end;	/* runtime addresses */
 	__u64 bias;		/* file address = pc - bias */
 	__u32 slot, id;		/* ku_files[slot], valid while its id is id */
+};
+
+/* A request in ku_want: the process's address space, and the file it lacked rows of (id 0: none). */
+struct offcpu_kwant {
+	__u64 mm;
+	__u32 slot, id;
 };
 
 struct offcpu_kproc {

@@ -54,6 +54,17 @@ static __always_inline __u32 untracked(struct offcpu_spill_scratch *sc, __u32 v)
 	return *(volatile __u32 *)&sc->pad;
 }
 
+/*
+ * Requests: a walk that missed for want of rows or mappings names its
+ * process here (pid -> mm), whatever room the ring has; user space polls
+ * the map, loads what the process needs and deletes the request.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct offcpu_kwant);
+} ku_want SEC(".maps");
+
 /* The mapping of P holding PC, or NULL. */
 static __always_inline const struct offcpu_kmap *kmap_of(struct offcpu_spill_scratch *sc,
 							 const struct offcpu_kproc *p, __u64 pc)
@@ -117,7 +128,8 @@ struct kframe {
  * cfi_step(): 1 stepped, 0 the outermost frame, < 0 a miss (its counter).
  */
 static __always_inline int kstep(struct offcpu_spill_scratch *sc, const struct offcpu_kproc *p,
-				 struct kframe *f, __u64 lookup, __u64 lr, bool innermost)
+				 struct kframe *f, __u64 lookup, __u64 lr, bool innermost,
+				 struct offcpu_kwant *want)
 {
 	const struct offcpu_kmap *m = kmap_of(sc, p, lookup);
 	const struct offcpu_kfile *file;
@@ -132,8 +144,11 @@ static __always_inline int kstep(struct offcpu_spill_scratch *sc, const struct o
 	if (!file || !file->id || file->id != m->id)
 		return -STAT_KUNWIND_NO_ROWS;
 	r = krow_of(sc, file, m->id, lookup - m->bias);
-	if (!r)
+	if (!r) {
+		want->slot = slot;
+		want->id = m->id;
 		return -STAT_KUNWIND_NO_ROWS;
+	}
 	if (r->kind == OFFCPU_KROW_END)
 		return 0;
 	if (r->kind != OFFCPU_KROW_NORMAL)
@@ -167,7 +182,7 @@ static __always_inline int kstep(struct offcpu_spill_scratch *sc, const struct o
  * Returns how many, or < 0 (minus the counter of the miss).
  */
 static __always_inline int kwalk(struct offcpu_spill_scratch *sc, __u32 pid, __u64 mm, __u64 ip,
-				 __u64 sp, __u64 fp, __u64 lr, __u32 max)
+				 __u64 sp, __u64 fp, __u64 lr, __u32 max, struct offcpu_kwant *want)
 {
 	const struct offcpu_kproc *p = bpf_map_lookup_elem(&ku_procs, &pid);
 	struct kframe f = { .pc = ip, .sp = sp, .fp = fp };
@@ -179,7 +194,7 @@ static __always_inline int kwalk(struct offcpu_spill_scratch *sc, __u32 pid, __u
 	sc->key.ip[0] = ip;
 	for (int i = 0; i < KU_FRAMES; i++) {
 		/* A return address points past its call: look up the call. */
-		r = kstep(sc, p, &f, f.pc - (i > 0), lr, i == 0);
+		r = kstep(sc, p, &f, f.pc - (i > 0), lr, i == 0, want);
 		if (r <= 0)
 			return r < 0 ? r : (int)n;
 		if (n >= max)
@@ -200,6 +215,7 @@ static __always_inline __s32 kunwind_stack_id(__u32 pid, __u64 mm, __u64 ip, __u
 {
 	__u32 zero = 0, max = cfg.spill_bytes / sizeof(__u64);
 	struct offcpu_spill_scratch *sc;
+	struct offcpu_kwant want = { .mm = mm };
 	__s32 id;
 	int n;
 
@@ -208,9 +224,12 @@ static __always_inline __s32 kunwind_stack_id(__u32 pid, __u64 mm, __u64 ip, __u
 	sc = bpf_map_lookup_elem(&spill_scratch, &zero);
 	if (!sc)
 		return -1;
-	n = kwalk(sc, pid, mm, ip, sp, fp, lr, max);
+	n = kwalk(sc, pid, mm, ip, sp, fp, lr, max, &want);
 	if (n < 0) {
 		count(-n);
+		if (n == -STAT_KUNWIND_NO_PROC || n == -STAT_KUNWIND_NO_MAP ||
+		    n == -STAT_KUNWIND_NO_ROWS)
+			bpf_map_update_elem(&ku_want, &pid, &want, BPF_NOEXIST);
 		return -1;
 	}
 	/* The key's frames past the stack are zero, as bpf_get_stack leaves them. */

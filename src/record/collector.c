@@ -427,10 +427,6 @@ static int on_event(void *ctx, void *data, size_t size)
 
 	/* A user stack copy (dwarf): reserved before the block that names it ends. */
 	if (size >= sizeof(uint64_t) && *(const uint64_t *)data == OFFCPU_UCOPY_MAGIC) {
-		/* --unwind-in kernel: the walker missed; the copy asks for the rows. */
-		if (c->kt && size >= sizeof(struct offcpu_ucopy))
-			ktables_request(c->kt, ((const struct offcpu_ucopy *)data)->pid,
-					((const struct offcpu_ucopy *)data)->mm);
 		if (stacks_add_copy(c->stacks, data, size))
 			c->err = -1;
 		if (c->kt && size >= sizeof(struct offcpu_ucopy))
@@ -556,7 +552,8 @@ struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 	if (!c->stacks || !c->scratch || !c->files)
 		goto nomem;
 	if (ld->ku_rows_fd >= 0 && !(c->kt = ktables_new(ld->ku_rows_fd, ld->ku_files_fd,
-							   ld->ku_procs_fd, ld->ku_rows)))
+							   ld->ku_procs_fd, ld->ku_want_fd,
+							   ld->ku_rows)))
 		goto nomem;
 	if ((o->switch_mode || o->flight_ns) && !(c->live = live_tasks_new()))
 		goto nomem;
@@ -856,6 +853,8 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 		c->err = -1;
 	read_counters(c);
 	c->st.unwind = stacks_unwind_counts(c->stacks);
+	if (c->kt)
+		ktables_stop(c->kt);
 	c->st.ktables = c->kt ? ktables_counts(c->kt) : NULL;
 	if (c->st.unwind)
 		c->st.counters[STAT_USTACK_WRONG] += stacks_wrong_reuses(c->stacks);

@@ -83,7 +83,7 @@ static const struct { const char *name; size_t off; int in; } map_names[] = {
 	MAP(pid_filter, IN_BOTH), MAP(tid_filter, IN_BOTH), MAP(cpu_filter, IN_BOTH),
 	MAP(kthreads, IN_TP), MAP(dwarf_seq, IN_CORE), MAP(dwarf_wrap, IN_CORE), MAP(ucache, IN_CORE),
 	MAP(kthreads, IN_TP), MAP(wsums, IN_CORE),
-	MAP(ku_rows, IN_CORE), MAP(ku_files, IN_CORE), MAP(ku_procs, IN_CORE),
+	MAP(ku_rows, IN_CORE), MAP(ku_files, IN_CORE), MAP(ku_procs, IN_CORE), MAP(ku_want, IN_CORE),
 };
 #undef MAP
 #define PROG(name, in) { #name, offsetof(struct loader_progs, name), in }
@@ -359,6 +359,8 @@ static int select_variant(struct loader *l, const struct offcpu_opts *o,
 						OFFCPU_KFILES : 1);
 		err |= bpf_map__set_max_entries(m->ku_procs, loader_kunwind(o, p, NULL) ?
 						OFFCPU_KPROCS : 1);
+		err |= bpf_map__set_max_entries(m->ku_want, loader_kunwind(o, p, NULL) ?
+						OFFCPU_KWANT : 1);
 	}
 	err |= select_scans(l, o, p);
 	err |= bpf_map__set_autocreate(m->tid_start, !p->use_task_storage);
@@ -445,7 +447,7 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 	else
 		l->obj = bpf_object__open_mem(offcpu_bpf_obj, offcpu_bpf_obj_end - offcpu_bpf_obj, &oo);
 	l->kthreads_fd = -1;
-	l->ku_rows_fd = l->ku_files_fd = l->ku_procs_fd = -1;
+	l->ku_rows_fd = l->ku_files_fd = l->ku_procs_fd = l->ku_want_fd = -1;
 	l->classic_tp = p->classic_tp;
 	l->tp = p->tp;
 	if (!l->obj) {
@@ -476,6 +478,7 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 		l->ku_rows_fd = bpf_map__fd(l->maps.ku_rows);
 		l->ku_files_fd = bpf_map__fd(l->maps.ku_files);
 		l->ku_procs_fd = bpf_map__fd(l->maps.ku_procs);
+		l->ku_want_fd = bpf_map__fd(l->maps.ku_want);
 		l->ku_rows = o->unwind_rows;
 	}
 	if (p->classic_tp && o->user_only)

@@ -26,7 +26,7 @@ struct loader_maps {
 	struct bpf_map *task_start, *tid_start, *stacks, *kstacks, *ustack_spill,
 		*kstack_spill, *sums, *events, *counters, *pid_filter, *tid_filter,
 		*cpu_filter, *kthreads, *dwarf_seq, *dwarf_wrap, *ucache, *wsums, *ku_rows,
-		*ku_files, *ku_procs;
+		*ku_files, *ku_procs, *ku_want;
 };
 
 struct loader_progs {
@@ -63,7 +63,7 @@ struct loader {
 	bool dwarf;		/* user stacks copied for CFI unwinding (--call-graph dwarf) */
 	int ucache_fd;		/* dwarf with the stack cache: its per-thread entries, else -1 */
 	/* --unwind-in kernel: the walker's maps (bpf/offcpu.h), else -1 */
-	int ku_rows_fd, ku_files_fd, ku_procs_fd;
+	int ku_rows_fd, ku_files_fd, ku_procs_fd, ku_want_fd;
 	uint32_t ku_rows;	/* entries of ku_rows */
 	size_t stack_ids;	/* ids a stack map can hand out (its buckets) */
 	uint64_t memlock;	/* bytes locked by our maps (fdinfo) */

@@ -3,10 +3,10 @@
  * --unwind-in kernel: the CFI rows (cfi.c) of the files a process maps,
  * turned into the BPF walker's compact rows and loaded into its maps, with
  * the process's executable mappings (the design: bpf/offcpu.h, "--unwind-in
- * kernel").  Loaded when a copy arrives for a process the walker missed: the
- * copy is the request.  Rows live in one pool, allocated as a ring: when it
- * is full the files loaded longest ago give their rows back and are loaded
- * again at their next miss.
+ * kernel").  Loaded by a thread of its own when the walker asks (ku_want),
+ * so the ring's reader never waits for a table.  Rows live in one pool,
+ * allocated as a ring: when it is full the files loaded longest ago give
+ * their rows back and are loaded again at their next miss.
  */
 #ifndef OFFCPU_KTABLES_H
 #define OFFCPU_KTABLES_H
@@ -36,6 +36,8 @@ struct ktables_counts {
 	uint64_t no_rows;	/* files without usable CFI */
 	uint64_t too_large;	/* files with more rows than the whole pool */
 	uint64_t evicted;	/* files whose rows were given back */
+	uint64_t deferred;	/* loads put off: the pool held only files loaded just now */
+	uint64_t requests;	/* requests served from ku_want */
 	uint64_t load_ns;	/* time spent building and loading */
 	uint64_t rows_max;	/* the pool */
 	uint64_t compared, differed;	/* --unwind-in verify: walked stacks against their copies */
@@ -44,23 +46,33 @@ struct ktables_counts {
 struct ktables;
 
 /*
- * The walker's maps (bpf/offcpu_unwind.bpf.h) and ROWS, the pool's entries.
- * NULL when out of memory.
+ * The walker's maps (bpf/offcpu_unwind.bpf.h) and ROWS, the pool's entries;
+ * starts the loader thread.  NULL when out of memory.
  */
-struct ktables *ktables_new(int rows_fd, int files_fd, int procs_fd, uint32_t rows);
+struct ktables *ktables_new(int rows_fd, int files_fd, int procs_fd, int want_fd, uint32_t rows);
+
+/* Serves the requests the walker left in ku_want (ktables_request each): the loader thread's step. */
+void ktables_poll(struct ktables *k);
 
 /*
- * A copy of PID's stack (address space MM) arrived: the walker missed.
- * Loads PID's mappings and their files' rows, or loads them again when
- * they are another address space's or were loaded over a second ago.
+ * The walker missed for PID (WANT: its address space, and the file whose
+ * rows it lacked, if that was why): loads PID's mappings (every file
+ * registered, without rows) when they are another address space's or were
+ * loaded over a second ago, and the wanted file's rows.  The loader
+ * thread's alone.
  */
-void ktables_request(struct ktables *k, uint32_t pid, uint64_t mm);
+void ktables_request(struct ktables *k, uint32_t pid, const struct offcpu_kwant *want);
 
-/* --unwind-in verify: a walked stack (frames KIP, KN) against its copy's unwinding (UIP, UN). */
+/*
+ * --unwind-in verify: a walked stack (frames KIP, KN) against its copy's
+ * unwinding (UIP, UN).  Any thread (counters of its own).
+ */
 void ktables_compare(struct ktables *k, const uint64_t *kip, uint32_t kn, const uint64_t *uip,
 		     uint32_t un);
 
 const struct ktables_counts *ktables_counts(const struct ktables *k);
+/* Stops the loader thread: the counts are final after it. */
+void ktables_stop(struct ktables *k);
 void ktables_free(struct ktables *k);
 
 #endif
