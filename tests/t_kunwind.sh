@@ -2,8 +2,9 @@
 # --unwind-in kernel (bpf/offcpu_unwind.bpf.h, src/unwind/ktables.c): user
 # stacks walked by the BPF program with CFI rows loaded per file.  On the
 # distribution-built workload (no frame pointers, libc's CFI):
-#  - the same truth as the copy path (tests/perf_check.py distro), with
-#    most user stacks unwound in the kernel (-v), none by frame pointer;
+#  - the same truth as the copy path (tests/perf_check.py distro), user
+#    stacks unwound in the kernel (-v), none by frame pointer, and copies
+#    only while rows load;
 #  - the same user stacks as the copy path gives, block by block
 #    (--unwind-in verify copies the walked stacks too and compares);
 #  - a table that cannot load (--unwind-rows too small for any file) falls
@@ -43,11 +44,16 @@ echo "    $(grep -m1 '^user stacks' "$WORK/kernel.err")"
 grep 'unwound in the kernel\|kernel unwinding' "$WORK/kernel.err" | sed 's/^/    /'
 
 check $T-truth $CHECK distro "$WORK/kernel.data" "$WORK/kernel.out" --folded "$WORK/kernel.folded"
+# Stacks unwound in the kernel once the rows are loaded: the only copies
+# are blocks before that (their process or file not loaded yet: how many
+# depends on how busy the machine is), never a row, a word or a step the
+# walker could not follow on this workload.
 read -r kern copied fp <<<"$(counts kernel)"
-if [ "${kern:-0}" -gt "${copied:-0}" ] && [ "${fp:-1}" -eq 0 ]; then
-	pass $T-most-in-kernel
+others=$(sed -nE 's/.*row it cannot follow ([0-9]+), stack word unreadable ([0-9]+), sp went backwards ([0-9]+), spill map full ([0-9]+).*/\1 + \2 + \3 + \4/p' "$WORK/kernel.err")
+if [ "${kern:-0}" -gt 0 ] && [ "${fp:-1}" -eq 0 ] && [ -n "$others" ] && [ $((others)) -eq 0 ]; then
+	pass $T-in-kernel
 else
-	fail $T-most-in-kernel "in the kernel ${kern:-?}, copied ${copied:-?}, frame pointer ${fp:-?}"
+	fail $T-in-kernel "in the kernel ${kern:-?}, copied ${copied:-?}, frame pointer ${fp:-?}, other misses ${others:-?}"
 fi
 
 # verify: every walked stack also copied and unwound in user space (the
