@@ -220,7 +220,7 @@ build/asan/offcpu: $(HOST_DEPS)
 # --- tests ---
 # Unit tests: build/unit/test_X from tests/unit/test_X.c and the sources in
 # UNIT_test_X (their libraries in UNIT_LIBS_test_X), host gcc, ASan+UBSan.
-UNIT_TESTS := test_units test_perf_data test_symbolize test_proc test_tracefs test_cfi test_unwind test_archive test_flight
+UNIT_TESTS := test_units test_perf_data test_symbolize test_proc test_tracefs test_cfi test_unwind test_archive test_flight test_ktables
 UNIT_test_units := src/record/btf_archive.c src/record/cli.c
 UNIT_LIBS_test_units := -lz
 # perf.data writer/reader alone (no libbpf).
@@ -247,6 +247,9 @@ UNIT_LIBS_test_cfi := -L$(HOSTTC)/lib -ldw $(UNIT_LIBS_test_symbolize)
 # The user-space unwinder on synthetic stack copies (and u32_map_del).
 UNIT_test_unwind := src/unwind/unwind.c src/unwind/cfi.c src/lib/hashset.c src/lib/procfs.c
 UNIT_LIBS_test_unwind := -L$(HOSTTC)/lib -ldw -L$(HOSTSYMTC)/lib -lelf -lz
+# The kernel walker's rows from CFI rows (libbpf for the maps it fills).
+UNIT_test_ktables := src/unwind/ktables.c $(UNIT_test_unwind)
+UNIT_LIBS_test_ktables := -L$(HOSTTC)/lib -lbpf $(UNIT_LIBS_test_unwind) -pthread
 UNIT_CFLAGS := $(COMMON_CFLAGS) -I$(HOSTTC)/include -I$(HOSTSYMTC)/include -g -O0 -fno-omit-frame-pointer
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all
 unit: $(patsubst %,build/unit/%,$(UNIT_TESTS)) build/unit/gen_perf_data build/unit/btf_check
