@@ -222,10 +222,11 @@ static __always_inline __u32 copy_user_stack(__u8 *dst, __u64 sp, bool other,
 /*
  * Fills and sends ucopy C: stack ID of thread PID/TID of address space MM,
  * its user registers and the copy of its stack top (the current task's, or
- * with OTHER task T's).  REUSE: the id the stack cache would have reused.
+ * with OTHER task T's).  REUSE: the id the stack cache would have reused;
+ * KID: the kernel walk's id (--unwind-in verify), or 0.
  */
 static __always_inline void send_ucopy(struct offcpu_ucopy *c, __s32 id, __u32 pid, __u32 tid,
-				       __u32 reuse, __u64 mm, __u64 ip, __u64 sp, __u64 fp,
+				       __u32 reuse, __u32 kid, __u64 mm, __u64 ip, __u64 sp, __u64 fp,
 				       __u64 lr, bool other, struct task_struct *t)
 {
 	c->magic = OFFCPU_UCOPY_MAGIC;
@@ -233,6 +234,7 @@ static __always_inline void send_ucopy(struct offcpu_ucopy *c, __s32 id, __u32 p
 	c->pid = pid;
 	c->tid = tid;
 	c->reuse_id = reuse;
+	c->kernel_id = kid;
 	c->mm = mm;
 	c->pc = ip;
 	c->sp = sp;
@@ -370,8 +372,7 @@ static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 		*wrap = 1;
 	id = OFFCPU_DWARF_ID | cpu << OFFCPU_DWARF_CPU_SHIFT |
 	     (q->seq++ & OFFCPU_DWARF_SEQ_MASK);
-	c->kernel_id = kid;
-	send_ucopy(c, id, pid, tid, reuse, mm, ip, sp, fp, lr, false, NULL);
+	send_ucopy(c, id, pid, tid, reuse, kid, mm, ip, sp, fp, lr, false, NULL);
 	return kid ? kid : id;
 }
 
