@@ -355,7 +355,16 @@ static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 	 * the rows).  verify: the walked stack is copied too, and compared.
 	 */
 	if (cfg.kunwind && !reuse) {
-		id = kunwind_stack_id(pid, mm, ip, sp, fp, lr);
+		struct offcpu_ucache *walked = NULL;
+
+		id = kunwind_stack_id(pid, mm, ip, sp, fp, lr, &walked);
+		/*
+		 * A walk, like an unwind, is a function of the registers, the
+		 * words it read and the mappings: its entry makes the next
+		 * block with the same ones reuse the id (checked as any entry).
+		 */
+		if (walked && cfg.stack_cache && !*wrap)
+			bpf_map_update_elem(&ucache, &tid, walked, BPF_ANY);
 		if (id >= 0 && !cfg.kunwind_verify)
 			return id;
 		kid = id >= 0 ? id : 0;

@@ -65,6 +65,34 @@ struct {
 	__type(value, struct offcpu_kwant);
 } ku_want SEC(".maps");
 
+/*
+ * The stack cache entry a walk builds (per CPU): the registers it used and
+ * every stack word it read, as user space writes one after unwinding a
+ * copy (struct offcpu_ucache); offcpu.bpf.c stores it under the thread.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_ucache);
+} ku_cache SEC(".maps");
+
+/* In ku_cache's flags while walking: a frame restored the frame pointer from the stack. */
+#define KU_FP_RESTORED	0x100
+
+/* The stack word VAL at ADDR was read: the cache entry's key gets it (n past the end: not cacheable). */
+static __always_inline void kread_note(struct offcpu_spill_scratch *sc, struct offcpu_ucache *uc,
+				       __u64 addr, __u64 val)
+{
+	__u32 i = untracked(sc, uc->n);
+
+	if (i < OFFCPU_UCACHE_WORDS) {
+		uc->addr[i] = addr;
+		uc->val[i] = val;
+	}
+	uc->n = i + 1;
+}
+
 /* The mapping of P holding PC, or NULL. */
 static __always_inline const struct offcpu_kmap *kmap_of(struct offcpu_spill_scratch *sc,
 							 const struct offcpu_kproc *p, __u64 pc)
@@ -129,7 +157,7 @@ struct kframe {
  */
 static __always_inline int kstep(struct offcpu_spill_scratch *sc, const struct offcpu_kproc *p,
 				 struct kframe *f, __u64 lookup, __u64 lr, bool innermost,
-				 struct offcpu_kwant *want)
+				 struct offcpu_kwant *want, struct offcpu_ucache *uc)
 {
 	const struct offcpu_kmap *m = kmap_of(sc, p, lookup);
 	const struct offcpu_kfile *file;
@@ -153,18 +181,31 @@ static __always_inline int kstep(struct offcpu_spill_scratch *sc, const struct o
 		return 0;
 	if (r->kind != OFFCPU_KROW_NORMAL)
 		return -STAT_KUNWIND_MISS_ROW;
+	/*
+	 * The frame pointer register matters while no frame has restored it
+	 * (a flag kept in the map value: on the stack the verifier would
+	 * explore each frame twice over).
+	 */
+	if (r->cfa_base == OFFCPU_KROW_FP && !(uc->flags & KU_FP_RESTORED))
+		uc->flags |= OFFCPU_UCACHE_FP;
 	cfa = (r->cfa_base == OFFCPU_KROW_SP ? f->sp : f->fp) + (__s64)r->cfa_off;
 	if (r->ra_rule == OFFCPU_KROW_AT_CFA) {
 		if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa + (__s64)r->ra_off)))
 			return -STAT_KUNWIND_UNREADABLE;
+		kread_note(sc, uc, cfa + (__s64)r->ra_off, ra);
 	} else if (innermost) {
 		ra = lr;	/* only the innermost frame's link register is live */
+		uc->flags |= OFFCPU_UCACHE_LR;
 	} else {
 		return -STAT_KUNWIND_MISS_ROW;
 	}
-	if (r->fp_rule == OFFCPU_KROW_AT_CFA &&
-	    bpf_probe_read_user(&fp, sizeof(fp), (void *)(cfa + (__s64)r->fp_off)))
-		return -STAT_KUNWIND_UNREADABLE;
+	if (r->fp_rule == OFFCPU_KROW_AT_CFA) {
+		if (bpf_probe_read_user(&fp, sizeof(fp), (void *)(cfa + (__s64)r->fp_off)))
+			return -STAT_KUNWIND_UNREADABLE;
+		/* Every word read is in the key: more than needed costs hits, never a wrong reuse. */
+		kread_note(sc, uc, cfa + (__s64)r->fp_off, fp);
+		uc->flags |= KU_FP_RESTORED;
+	}
 	if (!ra)
 		return 0;
 	/* Callers' frames lie above (an arm64 leaf may share its caller's sp). */
@@ -182,7 +223,8 @@ static __always_inline int kstep(struct offcpu_spill_scratch *sc, const struct o
  * Returns how many, or < 0 (minus the counter of the miss).
  */
 static __always_inline int kwalk(struct offcpu_spill_scratch *sc, __u32 pid, __u64 mm, __u64 ip,
-				 __u64 sp, __u64 fp, __u64 lr, __u32 max, struct offcpu_kwant *want)
+				 __u64 sp, __u64 fp, __u64 lr, __u32 max, struct offcpu_kwant *want,
+				 struct offcpu_ucache *uc)
 {
 	const struct offcpu_kproc *p = bpf_map_lookup_elem(&ku_procs, &pid);
 	struct kframe f = { .pc = ip, .sp = sp, .fp = fp };
@@ -194,7 +236,7 @@ static __always_inline int kwalk(struct offcpu_spill_scratch *sc, __u32 pid, __u
 	sc->key.ip[0] = ip;
 	for (int i = 0; i < KU_FRAMES; i++) {
 		/* A return address points past its call: look up the call. */
-		r = kstep(sc, p, &f, f.pc - (i > 0), lr, i == 0, want);
+		r = kstep(sc, p, &f, f.pc - (i > 0), lr, i == 0, want, uc);
 		if (r <= 0)
 			return r < 0 ? r : (int)n;
 		if (n >= max)
@@ -208,11 +250,13 @@ static __always_inline int kwalk(struct offcpu_spill_scratch *sc, __u32 pid, __u
 /*
  * The stack id of the current thread's user stack walked here: a spill id
  * (its frames are the key), or < 0 after counting why it was not (the
- * caller copies the stack instead).
+ * caller copies the stack instead).  *CACHE: the stack cache entry for it,
+ * or NULL where it cannot have one.
  */
 static __always_inline __s32 kunwind_stack_id(__u32 pid, __u64 mm, __u64 ip, __u64 sp,
-					      __u64 fp, __u64 lr)
+					      __u64 fp, __u64 lr, struct offcpu_ucache **cache)
 {
+	struct offcpu_ucache *uc;
 	__u32 zero = 0, max = cfg.spill_bytes / sizeof(__u64);
 	struct offcpu_spill_scratch *sc;
 	struct offcpu_kwant want = { .mm = mm };
@@ -222,9 +266,12 @@ static __always_inline __s32 kunwind_stack_id(__u32 pid, __u64 mm, __u64 ip, __u
 	if (!max || max > OFFCPU_SPILL_FRAMES)
 		return -1;
 	sc = bpf_map_lookup_elem(&spill_scratch, &zero);
-	if (!sc)
+	uc = bpf_map_lookup_elem(&ku_cache, &zero);
+	if (!sc || !uc)
 		return -1;
-	n = kwalk(sc, pid, mm, ip, sp, fp, lr, max, &want);
+	uc->n = 0;
+	uc->flags = 0;
+	n = kwalk(sc, pid, mm, ip, sp, fp, lr, max, &want, uc);
 	if (n < 0) {
 		count(-n);
 		if (n == -STAT_KUNWIND_NO_PROC || n == -STAT_KUNWIND_NO_MAP ||
@@ -243,6 +290,17 @@ static __always_inline __s32 kunwind_stack_id(__u32 pid, __u64 mm, __u64 ip, __u
 	}
 	count(STAT_KUNWIND_OK);
 	count(STAT_USTACK_WALKED);
+	/* The cache entry for this stack, when its key holds every word read. */
+	if (uc->n <= OFFCPU_UCACHE_WORDS) {
+		uc->pc = ip;
+		uc->sp = sp;
+		uc->fp = fp;
+		uc->lr = lr;
+		uc->pid = pid;
+		uc->id = id;
+		uc->flags &= ~KU_FP_RESTORED;
+		*cache = uc;
+	}
 	return id;
 }
 

@@ -7,6 +7,8 @@
 #    only while rows load;
 #  - the same user stacks as the copy path gives, block by block
 #    (--unwind-in verify copies the walked stacks too and compares);
+#  - the stack cache fed by walked stacks: no wrong reuse (--stack-cache
+#    verify);
 #  - a table that cannot load (--unwind-rows too small for any file) falls
 #    back to the copy for every block: the same truth, nothing unwound in
 #    the kernel.
@@ -66,6 +68,19 @@ if [ "${compared:-0}" -gt 100 ] && [ "${differ:-1}" -eq 0 ]; then
 	pass $T-same-stacks
 else
 	fail $T-same-stacks "compared ${compared:-?}, differ ${differ:-?}"
+fi
+
+# The stack cache fed by the walks: a walked stack's entry holds the
+# registers and every word the walk read; verify copies every block anyway
+# and counts the reuses whose stack differs (none may).
+record cache --unwind-in kernel --stack-cache verify
+line=$(grep 'stack cache (verify)' "$WORK/cache.err" || true)
+echo "    ${line:-no stack cache line}"
+read -r reusable wrong <<<"$(sed -nE 's/.*: ([0-9]+) of [0-9]+ user.*, ([0-9]+) of those wrong.*/\1 \2/p' <<<"$line")"
+if [ "${reusable:-0}" -gt 0 ] && [ "${wrong:-1}" -eq 0 ]; then
+	pass $T-stack-cache-verify
+else
+	fail $T-stack-cache-verify "reusable ${reusable:-?}, wrong ${wrong:-?}"
 fi
 
 record norows --unwind-in kernel --unwind-rows 1

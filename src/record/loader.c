@@ -84,6 +84,7 @@ static const struct { const char *name; size_t off; int in; } map_names[] = {
 	MAP(kthreads, IN_TP), MAP(dwarf_seq, IN_CORE), MAP(dwarf_wrap, IN_CORE), MAP(ucache, IN_CORE),
 	MAP(kthreads, IN_TP), MAP(wsums, IN_CORE),
 	MAP(ku_rows, IN_CORE), MAP(ku_files, IN_CORE), MAP(ku_procs, IN_CORE), MAP(ku_want, IN_CORE),
+	MAP(ku_cache, IN_CORE),
 };
 #undef MAP
 #define PROG(name, in) { #name, offsetof(struct loader_progs, name), in }

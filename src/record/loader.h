@@ -26,7 +26,7 @@ struct loader_maps {
 	struct bpf_map *task_start, *tid_start, *stacks, *kstacks, *ustack_spill,
 		*kstack_spill, *sums, *events, *counters, *pid_filter, *tid_filter,
 		*cpu_filter, *kthreads, *dwarf_seq, *dwarf_wrap, *ucache, *wsums, *ku_rows,
-		*ku_files, *ku_procs, *ku_want;
+		*ku_files, *ku_procs, *ku_want, *ku_cache;
 };
 
 struct loader_progs {

@@ -238,6 +238,11 @@ static void install_cache(struct stacks *s, const struct offcpu_ucopy *c,
 	bpf_map_update_elem(s->ld->ucache_fd, &c->tid, &e, BPF_ANY);
 }
 
+static bool same_frames(const struct stack *a, const struct stack *b)
+{
+	return a == b || (a && b && a->nr == b->nr && !memcmp(a->ip, b->ip, a->nr * sizeof(*a->ip)));
+}
+
 int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
 {
 	struct unwind_reads reads;
@@ -253,8 +258,11 @@ int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
 	st = intern(s, s->buf, n);
 	if (!st || u32_map_put(&s->unwound, c->id, (void *)st))
 		return -1;
-	/* --stack-cache verify: the stack the cache would have reused, compared. */
-	if (c->reuse_id && u32_map_get(&s->unwound, c->reuse_id) != st)
+	/*
+	 * --stack-cache verify: the stack the cache would have reused, compared
+	 * (a spill id's: a kernel walk's entry, --unwind-in kernel).
+	 */
+	if (c->reuse_id && !same_frames(stacks_get(s, c->reuse_id, false), st))
 		s->wrong_reuses++;
 	if (s->ld->ucache_fd >= 0 && unwind_cacheable(end, &reads))
 		install_cache(s, c, &reads);
