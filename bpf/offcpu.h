@@ -272,9 +272,15 @@ struct offcpu_ucache {
  * the ustack_spill map, and the block carries that spill id: user space
  * reads it as any spilled stack (src/record/stacks.c), no new path.
  *
- * The stack cache stays provably right: a spill id names its frames (the
- * key), so a walked stack is never reused, only re-walked; ucache (above)
- * still names copies unwound in user space and is checked first, as before.
+ * The stack cache stays provably right: a walk, like the unwinding of a
+ * copy, is a function of the registers, the stack words it read and the
+ * mappings, so after a walk the program writes the thread's ucache entry
+ * itself (above: the registers it used, every word it read, the spill id),
+ * and the next block with the same registers and words reuses the id, as
+ * for copies; --stack-cache verify compares such reuses by frames.  A spill
+ * id names its frames (the key), so it never names another stack later.
+ * Like the copies' entries, a reuse assumes the mappings at those pcs did
+ * not change in place (munmap then mmap at the same address).
  *
  * Boards: x86_64 and arm64.  s390x (interpreter) and riscv64 stay on the
  * copy path (-v says so).
