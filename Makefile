@@ -44,7 +44,7 @@ PROTO_H   := $(PROTO_GEN)/profile.pb-c.h
 
 WARN    := -Wall -Wextra -Werror
 COMMON_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION)"' \
-	-DOFFCPU_TARGET='"$(TARGET)"' -DOFFCPU_DWARF_DEFAULT=$(DWARF_DEFAULT) \
+	-DOFFCPU_TARGET='"$(TARGET)"' -DOFFCPU_DWARF_DEFAULT=$(DWARF_DEFAULT) -DOFFCPU_KUNWIND=$(or $(KUNWIND),0) \
 	-DOFFCPU_PERF_UREGS='$(PERF_UREGS)' \
 	-Isrc -Ibpf -Ibuild/gen/$(TARGET) -I$(PROTO_GEN)
 
@@ -220,7 +220,7 @@ build/asan/offcpu: $(HOST_DEPS)
 # --- tests ---
 # Unit tests: build/unit/test_X from tests/unit/test_X.c and the sources in
 # UNIT_test_X (their libraries in UNIT_LIBS_test_X), host gcc, ASan+UBSan.
-UNIT_TESTS := test_units test_id_list test_ksyms test_procmaps test_hashset test_perf_data test_symbolize test_proc test_tracefs test_cfi test_unwind test_ehabi test_archive test_flight
+UNIT_TESTS := test_units test_id_list test_ksyms test_procmaps test_hashset test_perf_data test_symbolize test_proc test_tracefs test_cfi test_unwind test_ehabi test_archive test_flight test_ktables
 UNIT_test_units := src/record/btf_archive.c src/record/cli.c src/lib/id_list.c
 UNIT_LIBS_test_units := -lz
 # lib/ alone: id lists, kallsyms, the process-map model, the hash maps.
@@ -256,6 +256,9 @@ UNIT_LIBS_test_unwind := -L$(HOSTTC)/lib -ldw -L$(HOSTSYMTC)/lib -lelf -lz
 # `unwind DIR NAME` mode unwinds qemu-arm snapshots (t_ehabi).
 UNIT_test_ehabi := $(UNIT_test_unwind)
 UNIT_LIBS_test_ehabi := $(UNIT_LIBS_test_unwind)
+# The kernel walker's rows from CFI rows (libbpf for the maps it fills).
+UNIT_test_ktables := src/unwind/ktables.c $(UNIT_test_unwind)
+UNIT_LIBS_test_ktables := -L$(HOSTTC)/lib -lbpf $(UNIT_LIBS_test_unwind) -pthread
 UNIT_CFLAGS := $(COMMON_CFLAGS) -I$(HOSTTC)/include -I$(HOSTSYMTC)/include -g -O0 -fno-omit-frame-pointer
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all
 unit: $(patsubst %,build/unit/%,$(UNIT_TESTS)) build/unit/gen_perf_data build/unit/btf_check

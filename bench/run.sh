@@ -29,7 +29,8 @@ RUNS=${RUNS:-5}
 ROUNDS=${ROUNDS:-5}
 # offcpu-user, offcpu-kernel-user: the defaults (user stacks by CFI, where the
 # kernel allows it); *-fp: the same with --call-graph fp (frame pointers).
-ALL="empty offcpu-user offcpu-kernel-user offcpu-user-fp offcpu-kernel-user-fp offcputime perf-offcpu"
+# *-kunwind: --unwind-in kernel (the BPF program walks with CFI rows, issue 27).
+ALL="empty offcpu-user offcpu-kernel-user offcpu-user-kunwind offcpu-kernel-user-kunwind offcpu-user-fp offcpu-kernel-user-fp offcputime perf-offcpu"
 # Per-event cost only: offcpu without its user stack cache, for what it
 # saves, the kernel stack walk alone, the floor of kernel + user, the
 # BTF-free variant, and the default with --wakers (its sched_waking program
@@ -81,6 +82,10 @@ start() {
 	kernel-walk-only) "$OUT/empty_loader" "$OUT/kstack.bpf.o" kstack 2>"$OUT/$1.err" & PID=$! ;;
 	offcpu-user) "$OFFCPU" -v -a --call-graph user -o "$OUT/$1.data" 2>"$OUT/$1.err" & PID=$! ;;
 	offcpu-kernel-user) "$OFFCPU" -v -a -o "$OUT/$1.data" 2>"$OUT/$1.err" & PID=$! ;;
+	offcpu-user-kunwind) "$OFFCPU" -v -a --call-graph user --unwind-in kernel \
+		-o "$OUT/$1.data" 2>"$OUT/$1.err" & PID=$! ;;
+	offcpu-kernel-user-kunwind) "$OFFCPU" -v -a --unwind-in kernel -o "$OUT/$1.data" \
+		2>"$OUT/$1.err" & PID=$! ;;
 	offcpu-user-fp) "$OFFCPU" -v -a --call-graph user,fp -o "$OUT/$1.data" \
 		2>"$OUT/$1.err" & PID=$! ;;
 	offcpu-kernel-user-fp) "$OFFCPU" -v -a --call-graph fp -o "$OUT/$1.data" \
@@ -164,6 +169,7 @@ unwinding() {
 	case $1 in
 	offcputime|perf-offcpu) echo "fp" ;;
 	offcpu-*) sed -n 's/^user stacks: //p' "$OUT/$1.err" 2>/dev/null | awk '
+		/unwound with CFI in the kernel/ { print "CFI in kernel"; exit }
 		/unwound with CFI/ { print "CFI"; exit } /^frame pointers/ { print "fp"; exit }
 		{ print "?"; exit }' ;;
 	*) echo "–" ;;
@@ -201,13 +207,15 @@ slowdown() {
 		'BEGIN { printf "%.3f", a / b }'
 }
 
-# copies NAME: "SENT:FALLBACK" from offcpu's -v summary: user stacks copied
-# for CFI unwinding, and those walked by frame pointer instead because the
-# ring buffer was full (cheaper in BPF, and without CFI).
+# copies NAME: "SENT:FALLBACK:KERNEL" from offcpu's -v summary: user stacks
+# copied for CFI unwinding, those walked by frame pointer instead because
+# the ring buffer was full (cheaper in BPF, and without CFI), and those
+# unwound in the kernel (--unwind-in kernel).
 copies() {
 	awk '/user stack copies:/ { for (i = 1; i <= NF; i++) if ($i == "sent,") s = $(i - 1) }
 		/user stacks walked by frame pointer, not copied/ { f = $3 }
-		END { printf "%d:%d", s, f }' "$OUT/$1.err" 2>/dev/null
+		/unwound in the kernel,/ { k = $4 }
+		END { printf "%d:%d:%d", s, f, k }' "$OUT/$1.err" 2>/dev/null
 }
 
 # cost NAME: "BPF-ns:CPU-ns:SENT:FALLBACK" during one messaging and one pipe
@@ -311,15 +319,15 @@ cache_line() {
 				"$OUT/offcpu-verify.err" | tr -d ']')
 			echo "- stack cache under ${load/real/real programs}, run $i (user stacks: $mode):" \
 				"${line:-no verify line (see $OUT/offcpu-verify.err)};" \
-				"copies / fp fallbacks $(copies offcpu-verify | sed 's|:| / |'); unwound: $unw"
+				"copies / fp fallbacks $(copies offcpu-verify | cut -d: -f1,2 | sed 's|:| / |'); unwound: $unw"
 			[ -n "$line" ] || { ok=no; continue; }
 			n=$(sed -n 's/^\([0-9]*\) of [0-9]* user stacks reusable.*/\1/p' <<<"$line")
 			reusable=$(( reusable + ${n:-0} ))
 			n=$(sed -n 's/.*, \([0-9]*\) of those wrong.*/\1/p' <<<"$line")
 			wrong=$(( wrong + ${n:-0} ))
 			runs=$(( runs + 1 ))
-			c=$(copies offcpu-verify)
-			sent=$(( sent + ${c%:*} )) fallback=$(( fallback + ${c#*:} ))
+			IFS=: read -r c n _ <<<"$(copies offcpu-verify)"
+			sent=$(( sent + c )) fallback=$(( fallback + n ))
 		done
 	done
 	# Only a copied stack can be compared: one walked by frame pointer after
@@ -370,6 +378,14 @@ summary() {
 		"user stacks by CFI (the default), ns per event vs perf --off-cpu (frame pointers)"
 	ratio "${PE[$k]:-}" "${PE[perf-offcpu]:-}" - \
 		"kernel + user stacks by CFI (the default, all of it) vs perf --off-cpu (user stacks only)"
+	# Issue 27: the whole cost (BPF + the profiler's own CPU) with the
+	# kernel walker, like for like with perf --off-cpu and offcputime.
+	ratio "${WHOLE[offcpu-user-kunwind]:-}" "${WHOLE[perf-offcpu]:-}" 1 \
+		"user stacks by CFI in the kernel (--unwind-in kernel), BPF + process ns per switch vs perf --off-cpu"
+	ratio "${WHOLE[offcpu-kernel-user-kunwind]:-}" "${WHOLE[offcputime]:-}" 1 \
+		"kernel + user stacks by CFI in the kernel, BPF + process ns per switch vs offcputime"
+	ratio "${WHOLE[offcpu-kernel-user-kunwind]:-}" "${WHOLE[$k]:-}" - \
+		"kernel + user stacks, BPF + process ns per switch, CFI in the kernel vs copied (the default)"
 	ratio "${PE[$uf]:-}" "${PE[perf-offcpu]:-}" 0.5 \
 		"user stacks by frame pointer (--call-graph user,fp), ns per event vs perf --off-cpu"
 	ratio "${PE[$k]:-}" "${PE[offcputime]:-}" 1 \
@@ -428,7 +444,7 @@ for m in proc sys dev; do	# only those not mounted already
 done
 sysctl -q -w kernel.bpf_stats_enabled=1
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
-declare -A PE=() UCPU=() COPIES=() ROW_CFI=() ROW_MEM=() ROW_RSS=() ROW_SU=() SLOW_M=() SLOW_P=()
+declare -A PE=() UCPU=() WHOLE=() COPIES=() ROW_CFI=() ROW_MEM=() ROW_RSS=() ROW_SU=() SLOW_M=() SLOW_P=()
 {
 	LOAD0=$(loadavg) T0=$(date -u +%H:%M)
 	# Per-event cost first, in rounds over all profilers.
@@ -444,8 +460,12 @@ declare -A PE=() UCPU=() COPIES=() ROW_CFI=() ROW_MEM=() ROW_RSS=() ROW_SU=() SL
 		UCPU[$p]=$(tr ' ' '\n' <<<"${costs[$p]}" | cut -sd: -f2 | grep -E '^[0-9]+$' | median)
 		[ -n "${UCPU[$p]}" ] || UCPU[$p]=n/a
 		# Copies and frame-pointer fallbacks, summed over the rounds.
-		COPIES[$p]=$(tr ' ' '\n' <<<"${costs[$p]}" | awk -F: 'NF == 4 { s += $3; f += $4 }
-			END { if (s + f) printf "%d / %d", s, f; else print "–" }')
+		COPIES[$p]=$(tr ' ' '\n' <<<"${costs[$p]}" | awk -F: 'NF == 5 { s += $3; f += $4; k += $5 }
+			END { if (!(s + f + k)) { print "–"; exit }
+				printf "%s%d / %d (%.2f %% fp)", k ? k " in kernel, " : "", s, f,
+					100 * f / (s + f + k) }')
+		WHOLE[$p]=$(awk -v a="${PE[$p]}" -v b="${UCPU[$p]}" \
+			'BEGIN { if (a ~ /^[0-9]+$/ && b ~ /^[0-9]+$/) print a + b; else print "n/a" }')
 	done
 	echo "# offcpu overhead, $(date -u +%Y-%m-%d), $(uname -r), $(nproc) CPUs"
 	echo

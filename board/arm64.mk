@@ -19,6 +19,8 @@ KERNEL_SUITES := bullseye bookworm trixie sid
 # frame records at the bottom of the frame, so the caller's sp then comes
 # from its own row (CFA = x29 - its offset), as tested in the QEMU cells.
 DWARF_DEFAULT := 1
+# --unwind-in kernel: the BPF program walks user stacks with CFI rows.
+KUNWIND := 1
 # perf_regs indexes (uapi asm/perf_regs.h) of pc, sp, frame pointer and link
 # register (-1: none): the registers -F samples copy for dwarf.
 PERF_UREGS := 32,31,29,30

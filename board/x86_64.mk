@@ -16,6 +16,8 @@ KERNEL_SUITES := bullseye bookworm trixie sid
 # --call-graph dwarf by default (where the kernel can): one frame-pointer step
 # crosses code without CFI (musl's own code in static binaries), as tested.
 DWARF_DEFAULT := 1
+# --unwind-in kernel: the BPF program walks user stacks with CFI rows.
+KUNWIND := 1
 # perf_regs indexes (uapi asm/perf_regs.h) of pc, sp, frame pointer and link
 # register (-1: none): the registers -F samples copy for dwarf.
 PERF_UREGS := 8,7,6,-1

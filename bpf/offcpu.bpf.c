@@ -18,6 +18,7 @@
  */
 #include "offcpu_common.bpf.h"
 #include "offcpu_wakers.bpf.h"
+#include "offcpu_unwind.bpf.h"
 #include <bpf/bpf_core_read.h>
 
 struct {
@@ -253,10 +254,11 @@ static __always_inline __u32 copy_user_stack(__u8 *dst, __u64 sp, bool other,
 /*
  * Fills and sends ucopy C: stack ID of thread PID/TID of address space MM,
  * its user registers and the copy of its stack top (the current task's, or
- * with OTHER task T's).  REUSE: the id the stack cache would have reused.
+ * with OTHER task T's).  REUSE: the id the stack cache would have reused;
+ * KID: the kernel walk's id (--unwind-in verify), or 0.
  */
 static __always_inline void send_ucopy(struct offcpu_ucopy *c, __s32 id, __u32 pid, __u32 tid,
-				       __u32 reuse, __u64 mm, __u64 ip, __u64 sp, __u64 fp,
+				       __u32 reuse, __u32 kid, __u64 mm, __u64 ip, __u64 sp, __u64 fp,
 				       __u64 lr, bool other, struct task_struct *t)
 {
 	c->magic = OFFCPU_UCOPY_MAGIC;
@@ -264,6 +266,7 @@ static __always_inline void send_ucopy(struct offcpu_ucopy *c, __s32 id, __u32 p
 	c->pid = pid;
 	c->tid = tid;
 	c->reuse_id = reuse;
+	c->kernel_id = kid;
 	c->mm = mm;
 	c->pc = ip;
 	c->sp = sp;
@@ -349,8 +352,8 @@ static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 	struct offcpu_dwarf_seq *q;
 	struct offcpu_ucache *e;
 	struct offcpu_ucopy *c;
-	__u32 zero = 0, reuse = 0, *wrap, cpu = bpf_get_smp_processor_id();
-	__u64 ip, sp, fp, lr;
+	__u32 zero = 0, reuse = 0, kid = 0, *wrap, cpu = bpf_get_smp_processor_id();
+	__u64 ip, sp, fp, lr, mm;
 	__s32 id;
 
 	q = bpf_map_lookup_elem(&dwarf_seq, &zero);
@@ -375,8 +378,30 @@ static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 			return e->id;
 		reuse = e->id;
 	}
+	mm = CORE_READ_LONG(t, mm);
+	/*
+	 * --unwind-in kernel: walked here; a miss is copied (the copy asks for
+	 * the rows).  verify: the walked stack is copied too, and compared.
+	 */
+	if (cfg.kunwind && !reuse) {
+		struct offcpu_ucache *walked = NULL;
+
+		id = kunwind_stack_id(pid, mm, ip, sp, fp, lr, &walked);
+		/*
+		 * A walk, like an unwind, is a function of the registers, the
+		 * words it read and the mappings: its entry makes the next
+		 * block with the same ones reuse the id (checked as any entry).
+		 */
+		if (walked && cfg.stack_cache && !*wrap)
+			bpf_map_update_elem(&ucache, &tid, walked, BPF_ANY);
+		if (id >= 0 && !cfg.kunwind_verify)
+			return id;
+		kid = id >= 0 ? id : 0;
+	}
 	c = bpf_ringbuf_reserve(&events, sizeof(*c) + cfg.copy_bytes, 0);
 	if (!c) {
+		if (kid)
+			return kid;
 		/* User space is behind: the frame-pointer stack rather than none. */
 		count(DROP_UCOPY);
 		return user_stack_id(ctx, s, 0);
@@ -385,8 +410,8 @@ static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 		*wrap = 1;
 	id = OFFCPU_DWARF_ID | cpu << OFFCPU_DWARF_CPU_SHIFT |
 	     (q->seq++ & OFFCPU_DWARF_SEQ_MASK);
-	send_ucopy(c, id, pid, tid, reuse, CORE_READ_LONG(t, mm), ip, sp, fp, lr, false, NULL);
-	return id;
+	send_ucopy(c, id, pid, tid, reuse, kid, mm, ip, sp, fp, lr, false, NULL);
+	return kid ? kid : id;
 }
 
 /* NOW: the time of this switch, read once for both halves (0: not yet). */

@@ -39,6 +39,8 @@ struct offcpu_config {
 	__u8 dwarf;		/* copy user stacks for CFI unwinding (OFFCPU_DWARF_ID) */
 	__u8 wakers;		/* --wakers: sched_waking records who woke a block */
 	__u8 task_pt_regs;	/* bpf_task_pt_regs (5.15+, tp_btf) finds the user registers */
+	__u8 kunwind;		/* --unwind-in kernel: walk with ku_* first (offcpu_unwind.bpf.h) */
+	__u8 kunwind_verify;	/* --unwind-in verify: copy the walked stacks too, to compare */
 	/*
 	 * Without it (older kernels, raw_tp): task_pt_regs() computed as the
 	 * kernel does, the top of the task's stack (task->stack + thread_size,
@@ -178,7 +180,7 @@ struct offcpu_ucopy {
 	__u32 pid, tid;
 	__u32 len;		/* bytes of the stack copied from sp (0: unreadable) */
 	__u32 reuse_id;		/* --stack-cache verify: the id the cache would reuse, or 0 */
-	__u32 pad;
+	__u32 kernel_id;	/* --unwind-in verify: the id of the kernel's walk, or 0 */
 	__u64 mm;		/* its address space (task->mm): another after exec or pid reuse */
 	__u64 pc, sp, fp, lr;	/* user registers at kernel entry */
 	__u8 bytes[];		/* cfg.copy_bytes, the first len valid */
@@ -214,6 +216,129 @@ struct offcpu_ucache {
 	__u32 flags;		/* OFFCPU_UCACHE_* */
 	__u64 addr[OFFCPU_UCACHE_WORDS];
 	__u64 val[OFFCPU_UCACHE_WORDS];
+};
+
+/*
+ * --unwind-in kernel: CFI user stacks unwound by the BPF program itself
+ * (bpf/offcpu_unwind.bpf.h), from compact per-file tables that user space
+ * builds from struct cfi_row (src/unwind/ktables.c), as the OpenTelemetry
+ * eBPF profiler walks with its "stack deltas".  The copy path above stays
+ * the fallback: a block the walker cannot finish is copied and unwound in
+ * user space as before, so nothing is lost while tables load.
+ *
+ * Rows (struct offcpu_krow, one type): from pc on (a file address, until the
+ * next row), CFA = SP or FP + cfa_off; the return address is at CFA + ra_off
+ * (or still in the link register: the innermost frame only); the caller's
+ * frame pointer at CFA + fp_off or unchanged.  Exactly cfi_step()'s rules
+ * (src/unwind/cfi.c) for rows of kind CFI_NORMAL with offsets that fit 16
+ * bits; CFI_END and an undefined return address become OFFCPU_KROW_END; all
+ * else (no FDE, DWARF expressions, signal frames, wider offsets) is
+ * OFFCPU_KROW_MISS, where the walker gives up and the block is copied (the
+ * user-space unwinder then takes its frame-pointer steps as before).
+ *
+ * Maps, all filled by user space only:
+ *   ku_rows   ARRAY of rows: one pool shared by all processes; a file's
+ *             rows are one sorted run [first, first + n) found by binary
+ *             search (at most OFFCPU_KROW_SEARCH steps, 2^20 rows a file).
+ *   ku_files  ARRAY by file slot: {first, n, id}.  Ids are never reused; a
+ *             row carries its file id's low 16 bits (tag), so a slot or a
+ *             run of rows given to another file is never read as the old one.
+ *   ku_procs  HASH by tgid, not preallocated: the process's executable file
+ *             mappings (struct offcpu_kproc) sorted by address, each with its
+ *             file slot, id and bias (file address = pc - bias), and the
+ *             address space (task->mm) they were read for: after an exec or
+ *             under a reused pid the entry is another mm's and is not used.
+ *             An entry is replaced whole (RCU-freed), never torn.
+ *
+ * Filling: a block whose walk misses (no entry for the process, a pc in no
+ * mapping, a file without rows, a MISS row, an unreadable word) is copied.
+ * A miss for want of an entry, a mapping or rows also names the process in
+ * ku_want (HASH pid -> struct offcpu_kwant: a request that needs no room in
+ * the ring, which may be full), which a user-space thread polls: it loads
+ * the process's mappings (again at most once a second, e.g. after a dlopen),
+ * registering each file (slot, id) without rows, and the rows of the one
+ * file the walk lacked, and deletes the request.  So only files that stacks
+ * pass through are built and loaded.  A file of more than a quarter
+ * of the pool's rows is never loaded (its stacks are copied).
+ *
+ * Budget (locked memory, preallocated): rows 16 bytes each, 262144 of them
+ * by default (4 MiB, --unwind-rows); files 4096 slots (64 KiB); processes
+ * 2 KiB each as used, 2048 at most (4 MiB).  Eviction: the pool is a ring;
+ * when it wraps, the files loaded longest ago give their rows back (their
+ * slot cleared first, the rows rewritten 2 ms later, long after any walk
+ * that read the old slot has ended: a walk runs with the CPU's runqueue
+ * locked and lasts microseconds; the tag catches the rest), but never a
+ * file loaded less than 2 s ago: a working set larger than the pool leaves
+ * the newcomers copied rather than thrashing.  A file given back is loaded
+ * again at its next miss.  Processes that are gone leave ku_procs when it
+ * fills.
+ *
+ * Results: the walked frames (innermost pc, then return addresses, as the
+ * copy path's unwinder gives them) go where stacks keyed by their frames go,
+ * the ustack_spill map, and the block carries that spill id: user space
+ * reads it as any spilled stack (src/record/stacks.c), no new path.
+ *
+ * The stack cache stays provably right: a walk, like the unwinding of a
+ * copy, is a function of the registers, the stack words it read and the
+ * mappings, so after a walk the program writes the thread's ucache entry
+ * itself (above: the registers it used, every word it read, the spill id),
+ * and the next block with the same registers and words reuses the id, as
+ * for copies; --stack-cache verify compares such reuses by frames.  A spill
+ * id names its frames (the key), so it never names another stack later.
+ * Like the copies' entries, a reuse assumes the mappings at those pcs did
+ * not change in place (munmap then mmap at the same address).
+ *
+ * Boards: x86_64 and arm64.  s390x (interpreter) and riscv64 stay on the
+ * copy path (-v says so).
+ */
+#define OFFCPU_KROW_NORMAL	0
+#define OFFCPU_KROW_END		1	/* the outermost frame: the stack is complete */
+#define OFFCPU_KROW_MISS	2	/* the walker gives up: copy the block */
+
+#define OFFCPU_KROW_SP		1	/* cfa_base, as enum cfi_base */
+#define OFFCPU_KROW_FP		2
+#define OFFCPU_KROW_SAME	0	/* ra_rule, fp_rule, as enum cfi_rule */
+#define OFFCPU_KROW_AT_CFA	1
+
+#define OFFCPU_KROW_SEARCH	20	/* binary search steps: rows a file < 2^20 */
+#define OFFCPU_KMAPS		64	/* executable mappings of a process */
+#define OFFCPU_KMAP_SEARCH	7	/* steps over OFFCPU_KMAPS */
+#define OFFCPU_KFILES		4096	/* file slots */
+#define OFFCPU_KPROCS		2048
+#define OFFCPU_KWANT		1024	/* requests not yet served */
+
+struct offcpu_krow {
+	__u32 pc;		/* file address (files whose text ends past 4 GiB: not loaded) */
+	__u16 tag;		/* its file id's low 16 bits */
+	__u8 kind;		/* OFFCPU_KROW_* */
+	__u8 cfa_base;		/* OFFCPU_KROW_SP or _FP */
+	__s16 cfa_off, ra_off, fp_off;
+	__u8 ra_rule, fp_rule;	/* OFFCPU_KROW_SAME or _AT_CFA */
+};
+
+struct offcpu_kfile {
+	__u32 first, n;		/* rows [first, first + n) of ku_rows */
+	__u32 id;		/* 0: empty */
+	__u32 pad;
+};
+
+struct offcpu_kmap {
+	__u64 start, end;	/* runtime addresses */
+	__u64 bias;		/* file address = pc - bias */
+	__u32 slot, id;		/* ku_files[slot], valid while its id is id */
+};
+
+/* A request in ku_want: the process's address space, and the file it lacked rows of (id 0: none). */
+struct offcpu_kwant {
+	__u64 mm;
+	__u32 slot, id;
+};
+
+struct offcpu_kproc {
+	__u64 mm;		/* the address space the mappings were read for */
+	__u32 n;		/* mappings, sorted by start */
+	__u32 pad;
+	struct offcpu_kmap maps[OFFCPU_KMAPS];
 };
 
 /*
@@ -266,6 +391,14 @@ enum offcpu_stat {
 	STAT_WAKER_NONE,		/* --wakers: a block ended with no wakeup seen */
 	STAT_WAKER_NO_USTACK,		/* --wakers: a waker's user stack not recorded */
 	STAT_TRIGGER_SUMMED,		/* a block of --trigger-block summed: the ring was full */
+	STAT_KUNWIND_OK,		/* --unwind-in kernel: user stacks unwound in the kernel */
+	STAT_KUNWIND_NO_PROC,		/* ... copied instead: the process's mappings not loaded */
+	STAT_KUNWIND_NO_MAP,		/* ... a pc in no loaded mapping */
+	STAT_KUNWIND_NO_ROWS,		/* ... its file's rows not loaded (or evicted) */
+	STAT_KUNWIND_MISS_ROW,		/* ... a row the walker cannot follow */
+	STAT_KUNWIND_UNREADABLE,	/* ... a stack word unreadable */
+	STAT_KUNWIND_BAD,		/* ... the stack pointer went backwards */
+	STAT_KUNWIND_NO_ID,		/* ... the spill map (or this CPU's ids) full */
 	COUNTER_MAX,
 };
 

@@ -161,6 +161,30 @@ static __always_inline __u64 mix(__u64 h, __u64 v)
 }
 
 /*
+ * The id of the stack in scratch SC's key in SPILL: its entry, or a new one
+ * (counted in STAT).  < 0 when the map or this CPU's ids are full.
+ */
+static __always_inline __s32 spill_store(void *spill, struct offcpu_spill_scratch *sc, __u32 stat)
+{
+	__s32 id, *found;
+
+	found = bpf_map_lookup_elem(spill, &sc->key);
+	if (found)
+		return *found;
+	if (sc->seq >= OFFCPU_SPILL_PER_CPU)
+		return -17 /* EEXIST */;
+	id = OFFCPU_SPILL_ID | bpf_get_smp_processor_id() << OFFCPU_SPILL_CPU_SHIFT | sc->seq;
+	if (!bpf_map_update_elem(spill, &sc->key, &id, BPF_NOEXIST)) {
+		sc->seq++;
+		count(stat);
+		return id;
+	}
+	/* Another CPU stored it first, or the spill map is full. */
+	found = bpf_map_lookup_elem(spill, &sc->key);
+	return found ? *found : -17;
+}
+
+/*
  * A stack id of the current task: its bucket in STACKS, or, when that
  * bucket holds another stack (-EEXIST) or the map is full (-ENOMEM), its
  * entry in SPILL, keyed by the frames.  Without the spill such a stack would
@@ -170,7 +194,7 @@ static __always_inline __u64 mix(__u64 h, __u64 v)
 static __always_inline __s32 stack_id(void *ctx, void *stacks, void *spill,
 				      __u64 flags, __u32 stat)
 {
-	__s32 result = -17 /* EEXIST */, id, *found;
+	__s32 result = -17 /* EEXIST */;
 	struct offcpu_spill_scratch *sc;
 	/* A key's frames past its stack are zero only if its scratch always gets the same length. */
 	__u32 kernel = !(flags & BPF_F_USER_STACK), n = kernel ? cfg.kspill_bytes : cfg.spill_bytes;
@@ -183,20 +207,7 @@ static __always_inline __s32 stack_id(void *ctx, void *stacks, void *spill,
 	sc = bpf_map_lookup_elem(&spill_scratch, &kernel);
 	if (!sc || bpf_get_stack(ctx, sc->key.ip, n, flags) <= 0)
 		return result;
-	found = bpf_map_lookup_elem(spill, &sc->key);
-	if (found)
-		return *found;
-	if (sc->seq >= OFFCPU_SPILL_PER_CPU)
-		return result;
-	id = OFFCPU_SPILL_ID | bpf_get_smp_processor_id() << OFFCPU_SPILL_CPU_SHIFT | sc->seq;
-	if (!bpf_map_update_elem(spill, &sc->key, &id, BPF_NOEXIST)) {
-		sc->seq++;
-		count(stat);
-		return id;
-	}
-	/* Another CPU stored it first, or the spill map is full. */
-	found = bpf_map_lookup_elem(spill, &sc->key);
-	return found ? *found : result;
+	return spill_store(spill, sc, stat);
 }
 
 /*

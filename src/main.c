@@ -245,9 +245,15 @@ static void print_unwinding(const struct offcpu_opts *o, const struct probe *p)
 	const char *why;
 
 	if (loader_dwarf(o, p, &why)) {
-		if (o->verbose)
-			fprintf(stderr, "user stacks: copied (%u bytes) and unwound with CFI\n",
-				o->copy_bytes);
+		if (o->verbose && loader_kunwind(o, p, &why))
+			fprintf(stderr, "user stacks: unwound with CFI in the kernel, from rows loaded "
+				"per file (a stack it cannot walk: copied, %u bytes)\n", o->copy_bytes);
+		else if (o->verbose)
+			fprintf(stderr, "user stacks: copied (%u bytes) and unwound with CFI (not in "
+				"the kernel: %s)\n", o->copy_bytes, why);
+		else if (o->unwind_in_kernel && !loader_kunwind(o, p, &why))
+			fprintf(stderr, "offcpu: user stacks copied, not unwound in the kernel: %s\n",
+				why);
 	} else if (o->ustack && (o->verbose || o->unwind == UNWIND_DWARF)) {
 		fprintf(stderr, "%suser stacks: frame pointers (no CFI unwinding: %s)\n",
 			o->verbose ? "" : "offcpu: ", why);

@@ -24,6 +24,8 @@ enum {
 	OPT_STACK_ENTRIES,
 	OPT_DWARF_BUFFER,
 	OPT_UNWIND_TABLES,
+	OPT_UNWIND_IN,
+	OPT_UNWIND_ROWS,
 	OPT_WAKERS,
 	OPT_NO_BUILDID_CACHE,
 	OPT_SWITCH_OUTPUT,
@@ -60,6 +62,8 @@ static const struct option long_opts[] = {
 	{ "stack-entries", required_argument, NULL, OPT_STACK_ENTRIES },
 	{ "dwarf-buffer", required_argument, NULL, OPT_DWARF_BUFFER },
 	{ "unwind-tables", required_argument, NULL, OPT_UNWIND_TABLES },
+	{ "unwind-in", required_argument, NULL, OPT_UNWIND_IN },
+	{ "unwind-rows", required_argument, NULL, OPT_UNWIND_ROWS },
 	{ "wakers", no_argument, NULL, OPT_WAKERS },
 	{ "no-buildid-cache", no_argument, NULL, OPT_NO_BUILDID_CACHE },
 	{ "switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT },
@@ -110,6 +114,13 @@ void cli_usage(FILE *out)
 "                            (frame pointers), e.g. --call-graph user,dwarf,16384\n"
 "      --dwarf-buffer MIB    dwarf: ring buffer for the stack copies (default 4, a power of 2)\n"
 "      --unwind-tables MIB   dwarf: memory for CFI tables (default 32)\n"
+"      --unwind-in user|kernel|verify  dwarf: where user stacks are unwound (default user);\n"
+"                            kernel: by the BPF program from CFI rows loaded per file\n"
+"                            (x86_64, arm64), a stack it cannot walk copied as before;\n"
+"                            verify: also copy the walked stacks and count those that\n"
+"                            differ from their unwinding here (-v prints it)\n"
+"      --unwind-rows N       --unwind-in kernel: CFI rows held in the kernel, 16 bytes each\n"
+"                            (default 262144: 4 MiB of locked memory)\n"
 "  -F, --freq, --on-cpu HZ   also sample on-CPU stacks HZ times a second (cpu-clock event)\n"
 "      --wakers              also record who woke each block: the waker's stacks go to a\n"
 "                            second event, offcpu-waker (see offcpu report --wakers)\n"
@@ -409,6 +420,7 @@ static void defaults(struct offcpu_opts *o, int argc, char **argv)
 	o->copy_bytes = 8192;
 	o->dwarf_buffer = 4u << 20;
 	o->unwind_tables = 32u << 20;
+	o->unwind_rows = 262144;
 	o->flight_bytes = 32u << 20;
 	o->trigger_after_ns = 1000000000ull;
 	o->argc = argc;
@@ -506,6 +518,19 @@ static int parse_one(struct offcpu_opts *o, int c, const char *arg)
 		return 0;
 	case OPT_STACK_CACHE:
 		return parse_stack_cache(o, arg);
+	case OPT_UNWIND_IN:
+		if (strcmp(arg, "user") && strcmp(arg, "kernel") && strcmp(arg, "verify"))
+			return bad("--unwind-in", arg, "expected user, kernel or verify");
+		o->unwind_in_kernel = strcmp(arg, "user");
+		o->unwind_verify = !strcmp(arg, "verify");
+		return 0;
+	case OPT_UNWIND_ROWS:
+		if (parse_u64("--unwind-rows", arg, 1u << 24, &v))
+			return -1;
+		if (!v)
+			return bad("--unwind-rows", arg, "must be at least 1");
+		o->unwind_rows = v;
+		return 0;
 	case OPT_WAKERS:
 		o->wakers = true;
 		return 0;

@@ -62,6 +62,9 @@ struct offcpu_opts {
 	uint32_t copy_bytes;	/* dwarf: user stack bytes copied at each block */
 	uint32_t dwarf_buffer;	/* dwarf: ring buffer bytes for the copies */
 	uint32_t unwind_tables;	/* dwarf: bytes of CFI tables kept at most */
+	bool unwind_in_kernel;	/* --unwind-in kernel: the BPF program walks with CFI rows */
+	bool unwind_verify;	/* --unwind-in verify: and its stacks are copied and compared */
+	uint32_t unwind_rows;	/* --unwind-rows: entries of its row pool */
 	bool wakers;		/* --wakers: record who woke each block */
 	enum stack_cache stack_cache;
 	bool no_buildid_cache;	/* files of other mount namespaces stay uncopied */

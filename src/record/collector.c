@@ -45,6 +45,7 @@ struct collector {
 	uint64_t last_drain;
 	uint64_t end;		/* the end of the recording (CLOCK_MONOTONIC ns) */
 	struct stacks *stacks;
+	struct ktables *kt;	/* --unwind-in kernel, else NULL */
 	struct wakers *wakers;	/* --wakers, else NULL */
 	struct mapped_files *files;	/* for their build ids */
 	void *scratch;		/* one sample */
@@ -417,6 +418,19 @@ static void flight_trigger(struct collector *c, const struct offcpu_event *e)
 	}
 }
 
+/* --unwind-in verify: copy C's stack was walked in the kernel too; the same frames? */
+static void verify_kernel_walk(struct collector *c, const struct offcpu_ucopy *copy)
+{
+	const struct stack *k, *u;
+
+	if (!copy->kernel_id)
+		return;
+	k = stacks_get(c->stacks, copy->kernel_id, false);
+	u = stacks_get(c->stacks, copy->id, false);
+	if (k && u)
+		ktables_compare(c->kt, k->ip, k->nr, u->ip, u->nr);
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
@@ -427,6 +441,8 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (size >= sizeof(uint64_t) && *(const uint64_t *)data == OFFCPU_UCOPY_MAGIC) {
 		if (stacks_add_copy(c->stacks, data, size))
 			c->err = -1;
+		if (c->kt && size >= sizeof(struct offcpu_ucopy))
+			verify_kernel_walk(c, data);
 		return 0;
 	}
 	if (size < sizeof(*e))
@@ -569,6 +585,10 @@ struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 	c->last_drain = now_ns();
 	c->files = open_mapped_files(o);
 	if (!c->stacks || !c->scratch || !c->files)
+		goto nomem;
+	if (ld->ku_rows_fd >= 0 && !(c->kt = ktables_new(ld->ku_rows_fd, ld->ku_files_fd,
+							   ld->ku_procs_fd, ld->ku_want_fd,
+							   ld->ku_rows)))
 		goto nomem;
 	if ((o->switch_mode || o->flight_ns) && !(c->live = live_tasks_new()))
 		goto nomem;
@@ -872,6 +892,9 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 	c->st.followed = task_events_followed(c->te);
 	if (c->live)
 		live_tasks_count(c->live, &c->st.live_threads, &c->st.live_procs);
+	if (c->kt)
+		ktables_stop(c->kt);
+	c->st.ktables = c->kt ? ktables_counts(c->kt) : NULL;
 	if (c->st.unwind)
 		c->st.counters[STAT_USTACK_WRONG] += stacks_wrong_reuses(c->stacks);
 	c->file.lost = collector_lost(&c->st) - c->lost_before;
@@ -908,6 +931,7 @@ void collector_free(struct collector *c)
 	ordered_free(&c->q);
 	wakers_free(c->wakers);
 	stacks_free(c->stacks);
+	ktables_free(c->kt);
 	mapped_files_free(c->files);
 	live_tasks_free(c->live);
 	flight_free(&c->fl);

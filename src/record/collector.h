@@ -19,6 +19,7 @@
 #include "offcpu.h"
 #include "format/perf_data.h"
 #include "unwind/unwind.h"
+#include "unwind/ktables.h"
 
 struct collector;
 
@@ -42,6 +43,7 @@ struct collector_stats {
 	uint64_t bytes;			/* of every file */
 	struct collector_file last;	/* the last file (the only one without rotation) */
 	const struct unwind_counts *unwind;	/* dwarf: how copies were unwound, else NULL */
+	const struct ktables_counts *ktables;	/* --unwind-in kernel: rows loaded, else NULL */
 	uint64_t blocked_threads;	/* still blocked at the end: offcpu-blocked samples */
 	uint64_t blocked_ns;		/* their time inside the recording */
 	uint64_t blocked_ran;		/* open blocks of threads that ran before the end: none */

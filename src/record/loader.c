@@ -83,6 +83,8 @@ static const struct { const char *name; size_t off; int in; } map_names[] = {
 	MAP(pid_filter, IN_BOTH), MAP(tid_filter, IN_BOTH), MAP(cpu_filter, IN_BOTH),
 	MAP(kthreads, IN_TP), MAP(dwarf_seq, IN_CORE), MAP(dwarf_wrap, IN_CORE), MAP(ucache, IN_CORE),
 	MAP(kthreads, IN_TP), MAP(wsums, IN_CORE),
+	MAP(ku_rows, IN_CORE), MAP(ku_files, IN_CORE), MAP(ku_procs, IN_CORE), MAP(ku_want, IN_CORE),
+	MAP(ku_cache, IN_CORE),
 };
 #undef MAP
 #define PROG(name, in) { #name, offsetof(struct loader_progs, name), in }
@@ -198,6 +200,8 @@ static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
 		.stack_cache_verify = o->stack_cache == STACK_CACHE_VERIFY,
 		.dwarf = loader_dwarf(o, p, NULL),
 		.copy_bytes = o->copy_bytes,
+		.kunwind = loader_kunwind(o, p, NULL),
+		.kunwind_verify = loader_kunwind(o, p, NULL) && o->unwind_verify,
 		.wakers = o->wakers,
 		.task_pt_regs = p->task_pt_regs,
 		.thread_size = p->thread_size,
@@ -245,6 +249,23 @@ bool loader_dwarf(const struct offcpu_opts *o, const struct probe *p, const char
 	else if (!p->task_pt_regs && !p->thread_size)
 		no = "the user registers need the kernel's task layout (BTF: the BTF-free "
 		     "variant has none)";
+	if (why)
+		*why = no;
+	return !no;
+}
+
+bool loader_kunwind(const struct offcpu_opts *o, const struct probe *p, const char **why)
+{
+	const char *no = NULL;
+
+	if (!o->unwind_in_kernel)
+		no = "--unwind-in user (the default)";
+	else if (!loader_dwarf(o, p, NULL) || p->classic_tp)
+		no = "user stacks are not unwound with CFI";
+	else if (!OFFCPU_KUNWIND)
+		no = "not on " OFFCPU_TARGET " yet: its stacks are copied";
+	else if (!loader_spill(o))
+		no = "--max-stack above 64 (walked stacks are spill map keys)";
 	if (why)
 		*why = no;
 	return !no;
@@ -334,6 +355,14 @@ static int select_variant(struct loader *l, const struct offcpu_opts *o,
 							 p->tp_btf ? pg->on_waking_hash :
 							 pg->on_waking_raw, true);
 		err |= bpf_map__set_max_entries(m->wsums, o->wakers ? SUMS_ENTRIES : 1);
+		err |= bpf_map__set_max_entries(m->ku_rows, loader_kunwind(o, p, NULL) ?
+						o->unwind_rows : 1);
+		err |= bpf_map__set_max_entries(m->ku_files, loader_kunwind(o, p, NULL) ?
+						OFFCPU_KFILES : 1);
+		err |= bpf_map__set_max_entries(m->ku_procs, loader_kunwind(o, p, NULL) ?
+						OFFCPU_KPROCS : 1);
+		err |= bpf_map__set_max_entries(m->ku_want, loader_kunwind(o, p, NULL) ?
+						OFFCPU_KWANT : 1);
 	}
 	err |= select_scans(l, o, p);
 	err |= bpf_map__set_autocreate(m->tid_start, !p->use_task_storage);
@@ -420,6 +449,7 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 	else
 		l->obj = bpf_object__open_mem(offcpu_bpf_obj, offcpu_bpf_obj_end - offcpu_bpf_obj, &oo);
 	l->kthreads_fd = -1;
+	l->ku_rows_fd = l->ku_files_fd = l->ku_procs_fd = l->ku_want_fd = -1;
 	l->classic_tp = p->classic_tp;
 	l->tp = p->tp;
 	if (!l->obj) {
@@ -446,6 +476,13 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 	l->tid_start_fd = p->use_task_storage ? -1 : bpf_map__fd(l->maps.tid_start);
 	l->pid_filter_fd = bpf_map__fd(l->maps.pid_filter);
 	l->ucache_fd = l->dwarf && loader_stack_cache(o, p) ? bpf_map__fd(l->maps.ucache) : -1;
+	if (loader_kunwind(o, p, NULL)) {
+		l->ku_rows_fd = bpf_map__fd(l->maps.ku_rows);
+		l->ku_files_fd = bpf_map__fd(l->maps.ku_files);
+		l->ku_procs_fd = bpf_map__fd(l->maps.ku_procs);
+		l->ku_want_fd = bpf_map__fd(l->maps.ku_want);
+		l->ku_rows = o->unwind_rows;
+	}
 	if (p->classic_tp && o->user_only)
 		l->kthreads_fd = bpf_map__fd(l->maps.kthreads);
 	if (fill_filter(l->maps.pid_filter, &t->pids) ||

@@ -25,7 +25,8 @@ struct bpf_program;
 struct loader_maps {
 	struct bpf_map *task_start, *tid_start, *stacks, *kstacks, *ustack_spill,
 		*kstack_spill, *sums, *events, *counters, *pid_filter, *tid_filter,
-		*cpu_filter, *kthreads, *dwarf_seq, *dwarf_wrap, *ucache, *wsums;
+		*cpu_filter, *kthreads, *dwarf_seq, *dwarf_wrap, *ucache, *wsums, *ku_rows,
+		*ku_files, *ku_procs, *ku_want, *ku_cache;
 };
 
 struct loader_progs {
@@ -61,6 +62,9 @@ struct loader {
 	uint32_t kspill_frames;	/* the same in a kernel spill key */
 	bool dwarf;		/* user stacks copied for CFI unwinding (--call-graph dwarf) */
 	int ucache_fd;		/* dwarf with the stack cache: its per-thread entries, else -1 */
+	/* --unwind-in kernel: the walker's maps (bpf/offcpu.h), else -1 */
+	int ku_rows_fd, ku_files_fd, ku_procs_fd, ku_want_fd;
+	uint32_t ku_rows;	/* entries of ku_rows */
 	size_t stack_ids;	/* ids a stack map can hand out (its buckets) */
 	uint64_t memlock;	/* bytes locked by our maps (fdinfo) */
 };
@@ -96,6 +100,12 @@ bool loader_stack_cache(const struct offcpu_opts *o, const struct probe *p);
  * the default where the kernel can); else WHY says why not (may be NULL).
  */
 bool loader_dwarf(const struct offcpu_opts *o, const struct probe *p, const char **why);
+
+/*
+ * Whether the BPF program walks user stacks with CFI rows (--unwind-in
+ * kernel, on a board that can); else WHY says why not (may be NULL).
+ */
+bool loader_kunwind(const struct offcpu_opts *o, const struct probe *p, const char **why);
 
 /* Whether stacks that collide in their stack map are kept in the spill maps. */
 bool loader_spill(const struct offcpu_opts *o);

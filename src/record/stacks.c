@@ -388,6 +388,11 @@ static int unwound_put(struct stacks *s, uint32_t id, const struct stack *st, bo
 	return 0;
 }
 
+static bool same_frames(const struct stack *a, const struct stack *b)
+{
+	return a == b || (a && b && a->nr == b->nr && !memcmp(a->ip, b->ip, a->nr * sizeof(*a->ip)));
+}
+
 int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
 {
 	struct unwind_reads reads;
@@ -404,8 +409,11 @@ int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
 	st = intern(s, s->buf, n);
 	if (!st)
 		return -1;
-	/* --stack-cache verify: the stack the cache would have reused, compared. */
-	if (c->reuse_id && unwound_get(s, c->reuse_id) != st)
+	/*
+	 * --stack-cache verify: the stack the cache would have reused, compared
+	 * (a spill id's: a kernel walk's entry, --unwind-in kernel).
+	 */
+	if (c->reuse_id && !same_frames(stacks_get(s, c->reuse_id, false), st))
 		s->wrong_reuses++;
 	cached = s->ld->ucache_fd >= 0 && unwind_cacheable(end, &reads) &&
 		 install_cache(s, c, &reads);

@@ -94,6 +94,45 @@ static void print_triggers_summed(const struct collector_stats *st)
 		lost == 1 ? "" : "s");
 }
 
+/*
+ * Where user stacks came from: unwound in the kernel, copied (and unwound
+ * here), or walked by frame pointer (the ring was full, or no registers).
+ */
+static void print_kunwind(const uint64_t *n, const struct ktables_counts *k)
+{
+	static const char *const miss[] = {
+		"process not loaded", "pc in no loaded mapping", "file's rows not loaded",
+		"row it cannot follow", "stack word unreadable", "sp went backwards",
+		"spill map full",
+	};
+	uint64_t fp = n[DROP_UCOPY] + n[DROP_UREGS];
+	uint64_t all = n[STAT_KUNWIND_OK] + n[STAT_UCOPY_SENT] + fp;
+
+	fprintf(stderr, "[ offcpu: user stacks: %llu unwound in the kernel, %llu copied, %llu by "
+		"frame pointer (%.2f %%), %llu reused from the stack cache ]\n",
+		(unsigned long long)n[STAT_KUNWIND_OK], (unsigned long long)n[STAT_UCOPY_SENT],
+		(unsigned long long)fp, all ? 100.0 * fp / all : 0.0,
+		(unsigned long long)n[STAT_USTACK_REUSED]);
+	fprintf(stderr, "[ offcpu: kernel unwinding missed, copied instead:");
+	for (int i = 0; i < (int)(sizeof(miss) / sizeof(miss[0])); i++)
+		fprintf(stderr, "%s %s %llu", i ? "," : "", miss[i],
+			(unsigned long long)n[STAT_KUNWIND_NO_PROC + i]);
+	fprintf(stderr, " ]\n[ offcpu: kernel unwinding rows: %llu files (%llu rows, %.1f MiB of "
+		"%.1f), %llu without usable CFI, %llu over a quarter of --unwind-rows, %llu given back, "
+		"%llu put off; %llu requests, %llu process loads, %.1f ms ]\n",
+		(unsigned long long)k->files, (unsigned long long)k->rows,
+		k->rows * sizeof(struct offcpu_krow) / 1048576.0,
+		k->rows_max * sizeof(struct offcpu_krow) / 1048576.0,
+		(unsigned long long)k->no_rows, (unsigned long long)k->too_large,
+		(unsigned long long)k->evicted, (unsigned long long)k->deferred,
+		(unsigned long long)k->requests,
+		(unsigned long long)k->procs, k->load_ns / 1e6);
+	if (k->compared)
+		fprintf(stderr, "[ offcpu: kernel unwinding (verify): %llu walked stacks compared with "
+			"their copies unwound here, %llu of those differ ]\n",
+			(unsigned long long)k->compared, (unsigned long long)k->differed);
+}
+
 /* --flight-recorder: the files written and why, what the window held and lost. */
 static void print_flight_summary(const struct offcpu_opts *o, const struct collector_stats *st,
 				 const struct rotation *rot)
@@ -173,6 +212,8 @@ void summary_print(const struct offcpu_opts *o, const struct probe *p,
 		print_unwind(n, st->unwind);
 	if (o->verbose)
 		print_tables(st);
+	if (o->verbose && st->ktables)
+		print_kunwind(n, st->ktables);
 	if (o->verbose && (n[STAT_USTACK_SPILLED] || n[STAT_KSTACK_SPILLED]))
 		fprintf(stderr, "[ offcpu: stacks keyed by their frames: %llu user and %llu kernel ]\n",
 			(unsigned long long)n[STAT_USTACK_SPILLED],

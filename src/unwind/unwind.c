@@ -341,15 +341,13 @@ uint32_t unwind_stack(const struct offcpu_ucopy *c, uint32_t len, bool ends_stac
 
 /* ---- files and processes ---- */
 
-#define MAX_LOADS 16
-
 struct uw_file {
 	unsigned int maj, min;
 	uint64_t ino;
 	int fd;			/* kept open: the CFI is read from its mapping */
 	struct cfi_file *cfi;	/* NULL: none */
 	size_t nr_loads;
-	struct { uint64_t offset, vaddr, filesz; } loads[MAX_LOADS];
+	struct unwind_load loads[UNWIND_MAX_LOADS];
 };
 
 struct uw_map {
@@ -378,25 +376,25 @@ struct unwinder {
 	struct unwind_counts counts;
 };
 
-/* The PT_LOAD segments of the ELF at FD: runtime offsets to file addresses. */
-static void read_loads(int fd, struct uw_file *f)
+size_t unwind_read_loads(int fd, struct unwind_load *loads)
 {
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	size_t n = 0;
+	size_t n = 0, nr = 0;
 	GElf_Phdr ph;
 
 	if (elf && !elf_getphdrnum(elf, &n))
-		for (size_t i = 0; i < n && f->nr_loads < MAX_LOADS; i++)
+		for (size_t i = 0; i < n && nr < UNWIND_MAX_LOADS; i++)
 			if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD) {
-				f->loads[f->nr_loads].offset = ph.p_offset;
-				f->loads[f->nr_loads].vaddr = ph.p_vaddr;
-				f->loads[f->nr_loads].filesz = ph.p_filesz;
-				f->nr_loads++;
+				loads[nr].offset = ph.p_offset;
+				loads[nr].vaddr = ph.p_vaddr;
+				loads[nr].filesz = ph.p_filesz;
+				nr++;
 			}
 	elf_end(elf);
+	return nr;
 }
 
-static int open_mapped(uint32_t pid, const struct proc_map *m)
+int unwind_open_mapped(uint32_t pid, const struct proc_map *m)
 {
 	char path[4200];
 	int fd;
@@ -415,7 +413,7 @@ static void open_cfi_file(struct unwinder *u, struct uw_file *f, int fd)
 {
 	char err[256];
 
-	read_loads(fd, f);
+	f->nr_loads = unwind_read_loads(fd, f->loads);
 	f->cfi = cfi_file_open(fd, err, sizeof(err));
 	if (!f->cfi) {
 		u->counts.no_table++;
@@ -449,7 +447,7 @@ static struct uw_file *file_of(struct unwinder *u, uint32_t pid, const struct pr
 	f->min = m->min;
 	f->ino = m->ino;
 	f->fd = -1;
-	fd = open_mapped(pid, m);
+	fd = unwind_open_mapped(pid, m);
 	if (fd >= 0)
 		open_cfi_file(u, f, fd);
 	u->files[u->nr_files++] = f;

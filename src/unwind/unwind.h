@@ -68,6 +68,24 @@ uint32_t unwind_stack(const struct offcpu_ucopy *c, uint32_t len, bool ends_stac
 /* Whether an unwind that ended so is a function of its registers and reads alone. */
 bool unwind_cacheable(enum unwind_end end, const struct unwind_reads *reads);
 
+/* A PT_LOAD segment: where file offsets land in the file's addresses. */
+struct unwind_load {
+	uint64_t offset, vaddr, filesz;
+};
+
+#define UNWIND_MAX_LOADS 16
+
+/* The PT_LOAD segments of the ELF at FD (at most UNWIND_MAX_LOADS) into LOADS. */
+size_t unwind_read_loads(int fd, struct unwind_load *loads);
+
+struct proc_map;
+
+/*
+ * The file of PID's mapping M, opened: through /proc/PID/map_files (also when
+ * deleted or in another mount namespace), else /proc/PID/root.  -1 if neither.
+ */
+int unwind_open_mapped(uint32_t pid, const struct proc_map *m);
+
 struct unwinder;
 
 /* TABLE_BUDGET: bytes of CFI rows kept at most (past it, pcs are cut short, counted). */

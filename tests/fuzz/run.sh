@@ -43,7 +43,8 @@ srclib() {
 	# What the Makefile defines for every build (loader.c, task_events.c).
 	defs="-DOFFCPU_VERSION=\"fuzz\" -DOFFCPU_TARGET=\"x86_64\" -DOFFCPU_LIBS=\"fuzz\"
 		-DOFFCPU_LIBBPF_VERSION=\"0.0\" -DOFFCPU_DWARF_DEFAULT=$(make -s -C "$ROOT" print-DWARF_DEFAULT)
-		-DOFFCPU_PERF_UREGS=$(make -s -C "$ROOT" print-PERF_UREGS)"
+		-DOFFCPU_PERF_UREGS=$(make -s -C "$ROOT" print-PERF_UREGS)
+		-DOFFCPU_KUNWIND=$(k=$(make -s -C "$ROOT" print-KUNWIND); echo "${k:-0}")"
 	hdr=$(ls -t "$ROOT"/src/*/*.h "$ROOT"/bpf/*.h "$ROOT/build/gen/proto/profile.pb-c.h" | head -n 1)
 	for c in "$ROOT"/src/*.c "$ROOT"/src/*/*.c "$ROOT/build/gen/proto/profile.pb-c.c"; do
 		[ "$(basename "$c")" = main.c ] && continue

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * --unwind-in kernel: the thread's user stack walked here with the CFI rows
+ * user space loaded (the design: bpf/offcpu.h, "--unwind-in kernel").  Per
+ * frame: the mapping of its pc (binary search in the process's entry), the
+ * row of its file address (binary search in the file's run of rows), then
+ * the CFA, return address and frame pointer read with bpf_probe_read_user,
+ * as cfi_step() does in user space.  Bounded loops only (kernels 5.3+; no
+ * bpf_loop, 5.17+), all inlined.  Any miss returns < 0 (counted) and the
+ * caller copies the stack as before.
+ */
+#ifndef OFFCPU_UNWIND_BPF_H
+#define OFFCPU_UNWIND_BPF_H
+
+#include "offcpu_common.bpf.h"
+
+#ifndef KU_FRAMES
+#define KU_FRAMES OFFCPU_SPILL_FRAMES
+#endif
+
+/*
+ * Sized by the loader (1 entry each without --unwind-in kernel).  Rows are
+ * written by user space in place: BPF_F_MMAPABLE (5.5+).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, 1u << 10 /* BPF_F_MMAPABLE */);
+	__type(key, __u32);
+	__type(value, struct offcpu_krow);
+} ku_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct offcpu_kfile);
+} ku_files SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct offcpu_kproc);
+} ku_procs SEC(".maps");
+
+/*
+ * V through memory the verifier does not track (SC's pad): an index into a
+ * map value must be bounded, and the verifier would otherwise mark every
+ * value it came from as precise, keep each search path apart and give up
+ * (a million instructions) long before the last frame.
+ */
+static __always_inline __u32 untracked(struct offcpu_spill_scratch *sc, __u32 v)
+{
+	*(volatile __u32 *)&sc->pad = v;
+	return *(volatile __u32 *)&sc->pad;
+}
+
+/*
+ * Requests: a walk that missed for want of rows or mappings names its
+ * process here (pid -> mm), whatever room the ring has; user space polls
+ * the map, loads what the process needs and deletes the request.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct offcpu_kwant);
+} ku_want SEC(".maps");
+
+/*
+ * The stack cache entry a walk builds (per CPU): the registers it used and
+ * every stack word it read, as user space writes one after unwinding a
+ * copy (struct offcpu_ucache); offcpu.bpf.c stores it under the thread.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_ucache);
+} ku_cache SEC(".maps");
+
+/* In ku_cache's flags while walking: a frame restored the frame pointer from the stack. */
+#define KU_FP_RESTORED	0x100
+
+/* The stack word VAL at ADDR was read: the cache entry's key gets it (n past the end: not cacheable). */
+static __always_inline void kread_note(struct offcpu_spill_scratch *sc, struct offcpu_ucache *uc,
+				       __u64 addr, __u64 val)
+{
+	__u32 i = untracked(sc, uc->n);
+
+	if (i < OFFCPU_UCACHE_WORDS) {
+		uc->addr[i] = addr;
+		uc->val[i] = val;
+	}
+	uc->n = i + 1;
+}
+
+/* The mapping of P holding PC, or NULL. */
+static __always_inline const struct offcpu_kmap *kmap_of(struct offcpu_spill_scratch *sc,
+							 const struct offcpu_kproc *p, __u64 pc)
+{
+	__u32 lo = 0, hi = p->n, mid;
+
+	if (hi > OFFCPU_KMAPS)
+		return NULL;
+	/* The first mapping starting above pc: its predecessor may hold it. */
+	for (int i = 0; i < OFFCPU_KMAP_SEARCH + 1 && lo < hi; i++) {
+		mid = untracked(sc, (lo + hi) / 2) & (OFFCPU_KMAPS - 1);
+		if (p->maps[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	mid = untracked(sc, lo - 1);
+	if (!lo || mid >= OFFCPU_KMAPS || pc >= p->maps[mid].end)
+		return NULL;
+	return &p->maps[mid];
+}
+
+/* The row of file F (id ID) covering file address VADDR, or NULL. */
+static __always_inline const struct offcpu_krow *krow_of(struct offcpu_spill_scratch *sc,
+							 const struct offcpu_kfile *f, __u32 id,
+							 __u64 vaddr)
+{
+	const struct offcpu_krow *r;
+	__u32 lo = 0, hi = f->n, mid, idx;
+
+	if (vaddr >> 32 || hi > (1u << OFFCPU_KROW_SEARCH))
+		return NULL;
+	for (int i = 0; i < OFFCPU_KROW_SEARCH + 1 && lo < hi; i++) {
+		mid = untracked(sc, (lo + hi) / 2);
+		idx = f->first + mid;
+		r = bpf_map_lookup_elem(&ku_rows, &idx);
+		if (!r)
+			return NULL;
+		if (r->pc <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	idx = f->first + lo - 1;
+	r = bpf_map_lookup_elem(&ku_rows, &idx);
+	/* A run given to another file since the slot was read. */
+	if (!r || r->tag != (__u16)id)
+		return NULL;
+	return r;
+}
+
+/* The user registers of one frame while walking. */
+struct kframe {
+	__u64 pc, sp, fp;
+};
+
+/*
+ * One step from frame F (pc looked up at LOOKUP) to its caller, as
+ * cfi_step(): 1 stepped, 0 the outermost frame, < 0 a miss (its counter).
+ */
+static __always_inline int kstep(struct offcpu_spill_scratch *sc, const struct offcpu_kproc *p,
+				 struct kframe *f, __u64 lookup, __u64 lr, bool innermost,
+				 struct offcpu_kwant *want, struct offcpu_ucache *uc)
+{
+	const struct offcpu_kmap *m = kmap_of(sc, p, lookup);
+	const struct offcpu_kfile *file;
+	const struct offcpu_krow *r;
+	__u64 cfa, ra, fp = f->fp;
+	__u32 slot;
+
+	if (!m)
+		return -STAT_KUNWIND_NO_MAP;
+	slot = m->slot;
+	file = bpf_map_lookup_elem(&ku_files, &slot);
+	if (!file || !file->id || file->id != m->id)
+		return -STAT_KUNWIND_NO_ROWS;
+	r = krow_of(sc, file, m->id, lookup - m->bias);
+	if (!r) {
+		want->slot = slot;
+		want->id = m->id;
+		return -STAT_KUNWIND_NO_ROWS;
+	}
+	if (r->kind == OFFCPU_KROW_END)
+		return 0;
+	if (r->kind != OFFCPU_KROW_NORMAL)
+		return -STAT_KUNWIND_MISS_ROW;
+	/*
+	 * The frame pointer register matters while no frame has restored it
+	 * (a flag kept in the map value: on the stack the verifier would
+	 * explore each frame twice over).
+	 */
+	if (r->cfa_base == OFFCPU_KROW_FP && !(uc->flags & KU_FP_RESTORED))
+		uc->flags |= OFFCPU_UCACHE_FP;
+	cfa = (r->cfa_base == OFFCPU_KROW_SP ? f->sp : f->fp) + (__s64)r->cfa_off;
+	if (r->ra_rule == OFFCPU_KROW_AT_CFA) {
+		if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa + (__s64)r->ra_off)))
+			return -STAT_KUNWIND_UNREADABLE;
+		kread_note(sc, uc, cfa + (__s64)r->ra_off, ra);
+	} else if (innermost) {
+		ra = lr;	/* only the innermost frame's link register is live */
+		uc->flags |= OFFCPU_UCACHE_LR;
+	} else {
+		return -STAT_KUNWIND_MISS_ROW;
+	}
+	if (r->fp_rule == OFFCPU_KROW_AT_CFA) {
+		if (bpf_probe_read_user(&fp, sizeof(fp), (void *)(cfa + (__s64)r->fp_off)))
+			return -STAT_KUNWIND_UNREADABLE;
+		/* Every word read is in the key: more than needed costs hits, never a wrong reuse. */
+		kread_note(sc, uc, cfa + (__s64)r->fp_off, fp);
+		uc->flags |= KU_FP_RESTORED;
+	}
+	if (!ra)
+		return 0;
+	/* Callers' frames lie above (an arm64 leaf may share its caller's sp). */
+	if (cfa < f->sp || (cfa == f->sp && !innermost))
+		return -STAT_KUNWIND_BAD;
+	f->pc = ra;
+	f->sp = cfa;
+	f->fp = fp;
+	return 1;
+}
+
+/*
+ * The frames of thread PID (address space MM, user registers IP SP FP LR)
+ * into SC's key (at most MAX): the innermost pc, then the return addresses.
+ * Returns how many, or < 0 (minus the counter of the miss).
+ */
+static __always_inline int kwalk(struct offcpu_spill_scratch *sc, __u32 pid, __u64 mm, __u64 ip,
+				 __u64 sp, __u64 fp, __u64 lr, __u32 max, struct offcpu_kwant *want,
+				 struct offcpu_ucache *uc)
+{
+	const struct offcpu_kproc *p = bpf_map_lookup_elem(&ku_procs, &pid);
+	struct kframe f = { .pc = ip, .sp = sp, .fp = fp };
+	__u32 n = 1;
+	int r;
+
+	if (!p || p->mm != mm)
+		return -STAT_KUNWIND_NO_PROC;
+	sc->key.ip[0] = ip;
+	for (int i = 0; i < KU_FRAMES; i++) {
+		/* A return address points past its call: look up the call. */
+		r = kstep(sc, p, &f, f.pc - (i > 0), lr, i == 0, want, uc);
+		if (r <= 0)
+			return r < 0 ? r : (int)n;
+		if (n >= max)
+			return n;	/* the depth limit, as the user-space unwinder cuts */
+		sc->key.ip[untracked(sc, n) & (OFFCPU_SPILL_FRAMES - 1)] = f.pc;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * The stack id of the current thread's user stack walked here: a spill id
+ * (its frames are the key), or < 0 after counting why it was not (the
+ * caller copies the stack instead).  *CACHE: the stack cache entry for it,
+ * or NULL where it cannot have one.
+ */
+static __always_inline __s32 kunwind_stack_id(__u32 pid, __u64 mm, __u64 ip, __u64 sp,
+					      __u64 fp, __u64 lr, struct offcpu_ucache **cache)
+{
+	struct offcpu_ucache *uc;
+	__u32 zero = 0, max = cfg.spill_bytes / sizeof(__u64);
+	struct offcpu_spill_scratch *sc;
+	struct offcpu_kwant want = { .mm = mm };
+	__s32 id;
+	int n;
+
+	if (!max || max > OFFCPU_SPILL_FRAMES)
+		return -1;
+	sc = bpf_map_lookup_elem(&spill_scratch, &zero);
+	uc = bpf_map_lookup_elem(&ku_cache, &zero);
+	if (!sc || !uc)
+		return -1;
+	uc->n = 0;
+	uc->flags = 0;
+	n = kwalk(sc, pid, mm, ip, sp, fp, lr, max, &want, uc);
+	if (n < 0) {
+		count(-n);
+		if (n == -STAT_KUNWIND_NO_PROC || n == -STAT_KUNWIND_NO_MAP ||
+		    n == -STAT_KUNWIND_NO_ROWS)
+			bpf_map_update_elem(&ku_want, &pid, &want, BPF_NOEXIST);
+		return -1;
+	}
+	/* The key's frames past the stack are zero, as bpf_get_stack leaves them. */
+	for (int i = 0; i < OFFCPU_SPILL_FRAMES; i++)
+		if (i >= n && i < (int)max)
+			sc->key.ip[i] = 0;
+	id = spill_store(&ustack_spill, sc, STAT_USTACK_SPILLED);
+	if (id < 0) {
+		count(STAT_KUNWIND_NO_ID);
+		return -1;
+	}
+	count(STAT_KUNWIND_OK);
+	count(STAT_USTACK_WALKED);
+	/* The cache entry for this stack, when its key holds every word read. */
+	if (uc->n <= OFFCPU_UCACHE_WORDS) {
+		uc->pc = ip;
+		uc->sp = sp;
+		uc->fp = fp;
+		uc->lr = lr;
+		uc->pid = pid;
+		uc->id = id;
+		uc->flags &= ~KU_FP_RESTORED;
+		*cache = uc;
+	}
+	return id;
+}
+
+#endif
