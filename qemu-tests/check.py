@@ -422,6 +422,10 @@ def cell_verdict(a, c, info):
 	why = host_archive_verdict(a)
 	if why:
 		return 'FAIL', why[:224], ''
+	why, walked = kunwind_verdict(a, c)
+	if why:
+		return 'FAIL', why[:224], ''
+	note += walked
 	stacks.append(distro)
 	if jitoff and c.rc.get('probe-jitoff') != '0':
 		note += '; JIT off at boot: offcpu named the sysctl, then it was turned on'
@@ -523,6 +527,25 @@ def wakers_verdict(a, c, user):
 	if c.rc.get('folded-wakers') != '0' or not ok:
 		return '--wakers: ' + why
 	return None
+
+
+def kunwind_verdict(a, c):
+	"""--unwind-in verify on the distro workload (boards with KUNWIND): no
+	stack walked by the BPF program may differ from its copy unwound by
+	offcpu.  (None, note) when it holds, (why, '') when not."""
+	if board_var(a.board, 'KUNWIND') != '1':
+		return None, ''
+	text = c.section('kunwind-distro')
+	if c.rc.get('kunwind-distro') != '0':
+		return 'kernel walker: recording failed: ' + last_line(text, 'offcpu:'), ''
+	m = re.search(r'(\d+) walked stacks compared with their copies unwound here, (\d+) of those differ',
+		      text)
+	if not m:
+		# Every comparison copy dropped (a full ring under TCG): nothing judged.
+		return None, '; kernel walker: no walked stack compared'
+	if int(m.group(2)):
+		return f'kernel walker: {m.group(2)} of {m.group(1)} walked stacks differ from their copies', ''
+	return None, f'; kernel walker: {m.group(1)} walked stacks, none differ from their copies'
 
 
 def cmd_cell(a):
