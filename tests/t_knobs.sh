@@ -58,13 +58,18 @@ fi
 # archive --symfs: a program recorded from a directory that is gone
 # since, its copy under DIR: archived from DIR/path with --symfs, not at
 # all without (another machine's recording read on the host).
-mkdir -p "$WORK/gone"
+# A build-id cache of its own: ~/.debug may hold the program from an
+# earlier run, and archive would take it from there, with or without DIR.
+mkdir -p "$WORK/gone" "$WORK/bidcache"
 cp "$ROOT/build/x86_64/blocker-bid" "$WORK/gone/bid"
-"$OFFCPU" -o "$WORK/s.data" -- "$WORK/gone/bid" -t 1 >/dev/null 2>&1
+PERF_BUILDID_DIR="$WORK/bidcache" "$OFFCPU" -o "$WORK/s.data" -- "$WORK/gone/bid" -t 1 >/dev/null 2>&1
+rm -rf "$WORK/bidcache"/.build-id "$WORK/bidcache"/[!.]*
 mkdir -p "$WORK/symfs$WORK"
 mv "$WORK/gone" "$WORK/symfs$WORK/gone"
-"$OFFCPU" archive -v --symfs "$WORK/symfs" -i "$WORK/s.data" -o "$WORK/s1.tgz" > "$WORK/s1.out" 2>&1
-"$OFFCPU" archive -v -i "$WORK/s.data" -o "$WORK/s2.tgz" > "$WORK/s2.out" 2>&1
+PERF_BUILDID_DIR="$WORK/bidcache" "$OFFCPU" archive -v --symfs "$WORK/symfs" -i "$WORK/s.data" \
+	-o "$WORK/s1.tgz" > "$WORK/s1.out" 2>&1
+PERF_BUILDID_DIR="$WORK/bidcache" "$OFFCPU" archive -v -i "$WORK/s.data" -o "$WORK/s2.tgz" \
+	> "$WORK/s2.out" 2>&1
 if grep -qF "$WORK/gone/bid from $WORK/symfs$WORK/gone/bid" "$WORK/s1.out" &&
    tar tzf "$WORK/s1.tgz" | grep -q 'gone/bid/.*/elf$' &&
    ! tar tzf "$WORK/s2.tgz" | grep -q 'gone/bid'; then

@@ -630,8 +630,9 @@ void unwinder_sweep(struct unwinder *u)
 			free_proc(p);
 		}
 	}
-	memmove(u->forgotten, u->forgotten + ripe,
-		(u->nr_forgotten - ripe) * sizeof(*u->forgotten));
+	if (ripe)
+		memmove(u->forgotten, u->forgotten + ripe,
+			(u->nr_forgotten - ripe) * sizeof(*u->forgotten));
 	u->nr_forgotten -= ripe;
 	u->forgotten_ripe = u->nr_forgotten;
 }
