@@ -23,21 +23,20 @@ WORKLOAD_CFLAGS := -fno-optimize-sibling-calls -fno-omit-frame-pointer -marm -ma
 # -funwind-tables: the .ARM.exidx/.ARM.extab tables the EHABI unwinder reads.
 DISTRO_CFLAGS := -funwind-tables
 KERNEL_SUITES := bullseye bookworm trixie sid
-# The distro workload's hard criteria need the EHABI unwinder (another
-# branch): until it lands the QEMU cells measure and show them, not judged.
-UNWIND_PENDING := the EHABI unwinder (.ARM.exidx, src/unwind/ehabi)
 # bpf_get_stackid in raw_tp programs (the only kind without kernel BTF)
 # gives one frame on 6.1 and later: arm's unwinder starts at the helper's
 # caller, the BPF program (5.10 still walks the whole stack).  Wakers'
 # interrupts come from preempt_count there: [irq] counts for a timer too
 # (tests/wakers_check.py --irq-for-timer).
 KSTACK_CUT := raw_tp
-# fp until the EHABI unwinder lands: dwarf needs unwind tables this board's
-# code does not have in .eh_frame.
-DWARF_DEFAULT := 0
+# Copies unwound by EHABI (.ARM.exidx), else the file's .debug_frame from
+# its separate debug file (libc6-dbg), else the Thumb frame record.
+DWARF_DEFAULT := 1
 # perf_regs indexes (uapi asm/perf_regs.h) of pc, sp, frame pointer and link
 # register (-1: none): the registers -F samples copy for dwarf.  The frame
-# pointer is r11 (PERF_REG_ARM_FP), not Thumb's r7: r11 is where the APCS
-# chain starts that the kernel and the frame step walk (see above); EHABI
-# unwinding needs only pc, sp and lr to start.
-PERF_UREGS := 15,13,11,14
+# pointer copied is Thumb's r7 (PERF_REG_ARM_R7), as in the switch-out copies
+# (bpf/vmlinux_min.h): Debian's armhf code is Thumb-2, whose EHABI and CFI
+# rows (vsp = r7) and frame records use r7.  r11 is read only where the
+# APCS chain is walked: by the kernel's --call-graph fp walk itself (from
+# pt_regs) and by the stack cache's key (OFFCPU_UCHAIN_FP).
+PERF_UREGS := 15,13,7,14

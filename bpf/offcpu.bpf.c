@@ -142,7 +142,17 @@ static __always_inline __u64 user_key(struct task_struct *t)
 	if (!r)
 		return 0;
 	OFFCPU_UREGS(r, ip, sp, fp, lr);
+#ifdef OFFCPU_UCHAIN_FP
+	/* 32-bit ARM: the chain the kernel walks starts at r11, not the copied r7. */
+	{
+		__u64 chain = OFFCPU_UCHAIN_FP(r);
+
+		OFFCPU_URETS(sp, chain, ret, ret2);
+		fp = mix(fp, chain);
+	}
+#else
 	OFFCPU_URETS(sp, fp, ret, ret2);
+#endif
 	return mix(mix(mix(mix(mix(mix(ip, sp), fp), lr), ret), ret2), 1) | 1;
 }
 
