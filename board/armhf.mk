@@ -19,9 +19,20 @@ KERNEL_FLAVOUR := armmp
 # frames from r11: {caller's fp, sp, lr} at fp - 12.  The fp workload is
 # built that way (ARM state, -mapcs-frame), the one layout it walks.
 WORKLOAD_CFLAGS := -fno-optimize-sibling-calls -fno-omit-frame-pointer -marm -mapcs-frame
+# That workload has no unwind tables for the default call graph (dwarf) to
+# read: the cells record it with the kernel's fp walk.  The distribution-
+# built one is recorded with --call-graph fp too, the control that must
+# miss its hard criteria (qemu-tests/check.py).
+CELL_BLOCKER_ARGS := --call-graph fp
+CELL_DISTRO_FP := 1
 # Debian's defaults (-O2, PIE, no frame pointer, no unwind tables) plus
 # -funwind-tables: the .ARM.exidx/.ARM.extab tables the EHABI unwinder reads.
 DISTRO_CFLAGS := -funwind-tables
+# The cross libc6 has EHABI entries only where glibc asks (none for
+# start_thread, pthread_mutex_lock, epoll_wait, ioctl): the cells run the
+# workload on bookworm's own armhf libc6 with its libc6-dbg installed in the
+# guest, whose .debug_frame the unwinder takes where EHABI has no entry.
+DISTRO_LIBC_SUITE := bookworm
 KERNEL_SUITES := bullseye bookworm trixie sid
 # bpf_get_stackid in raw_tp programs (the only kind without kernel BTF)
 # gives one frame on 6.1 and later: arm's unwinder starts at the helper's

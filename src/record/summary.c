@@ -55,8 +55,9 @@ static void print_unwind(const uint64_t *n, const struct unwind_counts *u)
 	if (u->end[UNWIND_NO_CFI] > u->cut_no_table)
 		fprintf(stderr, "[ offcpu: %llu user stacks cut elsewhere: a pc in no file, rules a "
 			"row cannot hold, or a function its library marks as without table "
-			"(Debian's armhf libc: start_thread, epoll_wait, pthread_mutex_lock; its "
-			"debug file, libc6-dbg, has CFI for them) ]\n",
+			"(Debian's armhf libc: start_thread, epoll_wait, pthread_mutex_lock, which "
+			"its debug file, libc6-dbg, covers; the outermost _start and clone's "
+			"thread_start have CFI nowhere) ]\n",
 			(unsigned long long)(u->end[UNWIND_NO_CFI] - u->cut_no_table));
 }
 
