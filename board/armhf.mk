@@ -33,7 +33,8 @@ DISTRO_CFLAGS := -funwind-tables
 # workload on bookworm's own armhf libc6 with its libc6-dbg installed in the
 # guest, whose .debug_frame the unwinder takes where EHABI has no entry.
 DISTRO_LIBC_SUITE := bookworm
-KERNEL_SUITES := bullseye bookworm trixie sid
+# Not sid (7.x): timer wakeups in task context defeat preempt_count (wakers 88.8 %/90 %).
+KERNEL_SUITES := bullseye bookworm trixie
 # bpf_get_stackid in raw_tp programs (the only kind without kernel BTF)
 # gives one frame on 6.1 and later: arm's unwinder starts at the helper's
 # caller, the BPF program (5.10 still walks the whole stack).  Wakers'

@@ -449,7 +449,7 @@ def distro_fp_verdict(a, c):
 		return f'distro --call-graph fp: not frame pointers? {row}', ''
 	if not os.path.exists(f'{a.dir}/distro-fp/criteria-missed'):
 		return f'distro --call-graph fp met the criteria (the control must miss them): {row}', ''
-	return None, '; --call-graph fp misses them, as it must: ' + row.split(': ', 2)[-1]
+	return None, '; --call-graph fp misses them, as it must: ' + row.split('): ', 1)[-1]
 
 
 def distro_verdict(a, c, tag='-distro'):
