@@ -33,13 +33,15 @@ DISTRO_CFLAGS := -funwind-tables
 # workload on bookworm's own armhf libc6 with its libc6-dbg installed in the
 # guest, whose .debug_frame the unwinder takes where EHABI has no entry.
 DISTRO_LIBC_SUITE := bookworm
-# Not sid (7.x): timer wakeups in task context defeat preempt_count (wakers 88.8 %/90 %).
+# Not sid (7.x): a third of the distro workload's copies cut at __libc_do_syscall (68.6 %/95 %).
 KERNEL_SUITES := bullseye bookworm trixie
 # bpf_get_stackid in raw_tp programs (the only kind without kernel BTF)
 # gives one frame on 6.1 and later: arm's unwinder starts at the helper's
 # caller, the BPF program (5.10 still walks the whole stack).  Wakers'
-# interrupts come from preempt_count there: [irq] counts for a timer too
-# (tests/wakers_check.py --irq-for-timer).
+# interrupts come from preempt_count there, and from the hrtimer callbacks
+# the program sees run (hrtimer_expire_entry/exit: 7.x runs some in task
+# context): [irq] counts for a timer too (tests/wakers_check.py
+# --irq-for-timer).
 KSTACK_CUT := raw_tp
 # Copies unwound by EHABI (.ARM.exidx), else the file's .debug_frame from
 # its separate debug file (libc6-dbg), else the Thumb frame record.
