@@ -289,7 +289,12 @@ legend() {
 	pointers, the same figures measured and shown, not judged.  libc's
 	start_thread has a name only where Debian ships libc's debug symbols (the
 	host's arch); elsewhere a thread's start routine followed by libc's
-	frames counts as reaching it (the row says so).
+	frames counts as reaching it (the row says so).  armhf: the frame-pointer
+	workloads are recorded with `--call-graph fp` (APCS, no unwind tables);
+	the distro workload runs on bookworm's own armhf libc6 with libc6-dbg in
+	the guest (EHABI, then the debug file's `.debug_frame`), and once more with
+	`--call-graph fp`, which must miss the criteria (`--call-graph fp misses
+	them, as it must`).
 	EOF
 }
 
