@@ -33,8 +33,7 @@ DISTRO_CFLAGS := -funwind-tables
 # workload on bookworm's own armhf libc6 with its libc6-dbg installed in the
 # guest, whose .debug_frame the unwinder takes where EHABI has no entry.
 DISTRO_LIBC_SUITE := bookworm
-# Not sid (7.x): a third of the distro workload's copies cut at __libc_do_syscall (68.6 %/95 %).
-KERNEL_SUITES := bullseye bookworm trixie
+KERNEL_SUITES := bullseye bookworm trixie sid
 # bpf_get_stackid in raw_tp programs (the only kind without kernel BTF)
 # gives one frame on 6.1 and later: arm's unwinder starts at the helper's
 # caller, the BPF program (5.10 still walks the whole stack).  Wakers'
