@@ -19,25 +19,37 @@ KERNEL_FLAVOUR := armmp
 # frames from r11: {caller's fp, sp, lr} at fp - 12.  The fp workload is
 # built that way (ARM state, -mapcs-frame), the one layout it walks.
 WORKLOAD_CFLAGS := -fno-optimize-sibling-calls -fno-omit-frame-pointer -marm -mapcs-frame
+# That workload has no unwind tables for the default call graph (dwarf) to
+# read: the cells record it with the kernel's fp walk.  The distribution-
+# built one is recorded with --call-graph fp too, the control that must
+# miss its hard criteria (qemu-tests/check.py).
+CELL_BLOCKER_ARGS := --call-graph fp
+CELL_DISTRO_FP := 1
 # Debian's defaults (-O2, PIE, no frame pointer, no unwind tables) plus
 # -funwind-tables: the .ARM.exidx/.ARM.extab tables the EHABI unwinder reads.
 DISTRO_CFLAGS := -funwind-tables
+# The cross libc6 has EHABI entries only where glibc asks (none for
+# start_thread, pthread_mutex_lock, epoll_wait, ioctl): the cells run the
+# workload on bookworm's own armhf libc6 with its libc6-dbg installed in the
+# guest, whose .debug_frame the unwinder takes where EHABI has no entry.
+DISTRO_LIBC_SUITE := bookworm
 KERNEL_SUITES := bullseye bookworm trixie sid
-# The distro workload's hard criteria need the EHABI unwinder (another
-# branch): until it lands the QEMU cells measure and show them, not judged.
-UNWIND_PENDING := the EHABI unwinder (.ARM.exidx, src/unwind/ehabi)
 # bpf_get_stackid in raw_tp programs (the only kind without kernel BTF)
 # gives one frame on 6.1 and later: arm's unwinder starts at the helper's
 # caller, the BPF program (5.10 still walks the whole stack).  Wakers'
-# interrupts come from preempt_count there: [irq] counts for a timer too
-# (tests/wakers_check.py --irq-for-timer).
+# interrupts come from preempt_count there, and from the hrtimer callbacks
+# the program sees run (hrtimer_expire_entry/exit: 7.x runs some in task
+# context): [irq] counts for a timer too (tests/wakers_check.py
+# --irq-for-timer).
 KSTACK_CUT := raw_tp
-# fp until the EHABI unwinder lands: dwarf needs unwind tables this board's
-# code does not have in .eh_frame.
-DWARF_DEFAULT := 0
+# Copies unwound by EHABI (.ARM.exidx), else the file's .debug_frame from
+# its separate debug file (libc6-dbg), else the Thumb frame record.
+DWARF_DEFAULT := 1
 # perf_regs indexes (uapi asm/perf_regs.h) of pc, sp, frame pointer and link
 # register (-1: none): the registers -F samples copy for dwarf.  The frame
-# pointer is r11 (PERF_REG_ARM_FP), not Thumb's r7: r11 is where the APCS
-# chain starts that the kernel and the frame step walk (see above); EHABI
-# unwinding needs only pc, sp and lr to start.
-PERF_UREGS := 15,13,11,14
+# pointer copied is Thumb's r7 (PERF_REG_ARM_R7), as in the switch-out copies
+# (bpf/vmlinux_min.h): Debian's armhf code is Thumb-2, whose EHABI and CFI
+# rows (vsp = r7) and frame records use r7.  r11 is read only where the
+# APCS chain is walked: by the kernel's --call-graph fp walk itself (from
+# pt_regs) and by the stack cache's key (OFFCPU_UCHAIN_FP).
+PERF_UREGS := 15,13,7,14

@@ -143,7 +143,17 @@ static __always_inline __u64 user_key(struct task_struct *t)
 	if (!r)
 		return 0;
 	OFFCPU_UREGS(r, ip, sp, fp, lr);
+#ifdef OFFCPU_UCHAIN_FP
+	/* 32-bit ARM: the chain the kernel walks starts at r11, not the copied r7. */
+	{
+		__u64 chain = OFFCPU_UCHAIN_FP(r);
+
+		OFFCPU_URETS(sp, chain, ret, ret2);
+		fp = mix(fp, chain);
+	}
+#else
 	OFFCPU_URETS(sp, fp, ret, ret2);
+#endif
 	return mix(mix(mix(mix(mix(mix(ip, sp), fp), lr), ret), ret2), 1) | 1;
 }
 
@@ -527,6 +537,40 @@ int on_switch_raw(unsigned long long *ctx)
 
 #ifdef OFFCPU_PREEMPT_COUNT
 /*
+ * Per CPU: an hrtimer's callback runs (between hrtimer_expire_entry and
+ * _exit).  7.x runs some hrtimer expiries in task context (the idle task,
+ * the task the timer fired under), where preempt_count has no interrupt
+ * bits: a wakeup inside a callback is the timer's all the same.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} in_hrtimer SEC(".maps");
+
+static __always_inline int set_in_hrtimer(__u32 v)
+{
+	__u32 zero = 0, *in = bpf_map_lookup_elem(&in_hrtimer, &zero);
+
+	if (in)
+		*in = v;
+	return 0;
+}
+
+SEC("raw_tp/hrtimer_expire_entry")
+int on_hrtimer_entry(void *ctx __attribute__((unused)))
+{
+	return set_in_hrtimer(1);
+}
+
+SEC("raw_tp/hrtimer_expire_exit")
+int on_hrtimer_exit(void *ctx __attribute__((unused)))
+{
+	return set_in_hrtimer(0);
+}
+
+/*
  * Whether CUR, the current task, runs an interrupt: its preempt_count's
  * hardirq bits (0xf0000) or serving-softirq bit (0x100), as in_hardirq()
  * and in_serving_softirq() read them.  Only where the waker's kernel stack
@@ -535,9 +579,12 @@ int on_switch_raw(unsigned long long *ctx)
 static __always_inline __u32 waker_irqctx(struct task_struct *cur)
 {
 	struct task_struct___ti *t = (void *)cur;
+	__u32 zero = 0, *in = bpf_map_lookup_elem(&in_hrtimer, &zero);
 	struct thread_info *ti;
 	int pc = 0;
 
+	if (in && *in)
+		return OFFCPU_WAKER_HARDIRQ;
 	if (bpf_core_field_exists(t->thread_info))
 		ti = __builtin_preserve_access_index(&t->thread_info);
 	else

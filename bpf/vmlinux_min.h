@@ -188,18 +188,23 @@ struct pt_regs {
 #elif defined(__TARGET_ARCH_arm)
 /*
  * 32-bit ARM: uregs[18] of the kernel's 4-byte longs, declared as __u32 so
- * the sizes agree and no read is wider than the field.  r11 is the frame
- * pointer of the APCS frames the kernel's user walk reads (board/armhf.mk).
+ * the sizes agree and no read is wider than the field.  The copy's frame
+ * pointer is Thumb's r7, which EHABI rows and the Thumb frame step use
+ * (Debian's armhf is Thumb-2); r11 starts the APCS chain the kernel's
+ * user walk reads, and the stack cache's key walks that chain the same
+ * way (OFFCPU_UCHAIN_FP; board/armhf.mk).
  */
 struct pt_regs {
 	__u32 uregs[18];
 } __attribute__((preserve_access_index));
 #define OFFCPU_UREGS_EXIST(r) (bpf_core_field_exists((r)->uregs[16]))
 #define OFFCPU_UREGS(r, ip_, sp_, fp_, lr_) \
-	({ ip_ = (r)->uregs[15]; sp_ = (r)->uregs[13]; fp_ = (r)->uregs[11]; lr_ = (r)->uregs[14]; })
+	({ ip_ = (r)->uregs[15]; sp_ = (r)->uregs[13]; fp_ = (r)->uregs[7]; lr_ = (r)->uregs[14]; })
 #define OFFCPU_UREGS_READ(r, ip_, sp_, fp_, lr_) \
 	({ ip_ = BPF_CORE_READ(r, uregs[15]); sp_ = BPF_CORE_READ(r, uregs[13]); \
-	   fp_ = BPF_CORE_READ(r, uregs[11]); lr_ = BPF_CORE_READ(r, uregs[14]); })
+	   fp_ = BPF_CORE_READ(r, uregs[7]); lr_ = BPF_CORE_READ(r, uregs[14]); })
+/* Where the APCS frame chain starts (r11), for OFFCPU_URETS. */
+#define OFFCPU_UCHAIN_FP(r) ((r)->uregs[11])
 /* Entered from user mode: the mode bits of the saved cpsr (uregs[16]) are USR_MODE. */
 #define OFFCPU_UREGS_USER(r) ((BPF_CORE_READ(r, uregs[16]) & 0x1f) == 0x10)
 /*

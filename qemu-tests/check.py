@@ -419,6 +419,10 @@ def cell_verdict(a, c, info):
 	why, distro = distro_verdict(a, c)
 	if why:
 		return 'FAIL', why[:224], ''
+	why, control = distro_fp_verdict(a, c)
+	if why:
+		return 'FAIL', why[:224], ''
+	distro += control
 	why = host_archive_verdict(a)
 	if why:
 		return 'FAIL', why[:224], ''
@@ -436,33 +440,50 @@ def cell_verdict(a, c, info):
 
 
 
-def distro_verdict(a, c):
+def distro_fp_verdict(a, c):
+	"""The control (board CELL_DISTRO_FP): the distribution-built workload
+	with --call-graph fp must miss the hard criteria the default call graph
+	meets, or they could not tell an unwinder from none.  (why it failed or
+	None, what the row says.)"""
+	if not board_var(a.board, 'CELL_DISTRO_FP'):
+		return None, ''
+	why, row = distro_verdict(a, c, '-distro-fp')
+	if why:
+		return why, ''
+	if not row.startswith('distro: fp stacks, not judged'):
+		return f'distro --call-graph fp: not frame pointers? {row}', ''
+	if not os.path.exists(f'{a.dir}/distro-fp/criteria-missed'):
+		return f'distro --call-graph fp met the criteria (the control must miss them): {row}', ''
+	return None, '; --call-graph fp misses them, as it must: ' + row.split('): ', 1)[-1]
+
+
+def distro_verdict(a, c, tag='-distro'):
 	"""The distribution-built workload, recorded with the default call graph:
 	the host's criteria (tests/perf_check.py distro, as tests/t_cfi.sh) on
 	perf script and the on-device report.  They hold hard where the guest's
 	offcpu unwound with CFI (its -v line 'user stacks: copied ...'); where it
 	used frame pointers the row gives the figure measured and why not CFI.
 	(why it failed or None, what the row says)."""
-	d = f'{a.dir}/distro'
+	d = f'{a.dir}/{tag[1:]}'
 	os.makedirs(d, exist_ok=True)
-	hang = c.section('hang-distro')
+	hang = c.section('hang' + tag)
 	if hang:
 		return 'distro: recording hung; ' + ' '.join(
 			x for x in hang.splitlines()[:3] if x.startswith('--')), ''
-	record = c.section('record-distro')
+	record = c.section('record' + tag)
 	open(f'{d}/record.err', 'w').write(record)
-	if c.rc.get('record-distro') != '0':
+	if c.rc.get('record' + tag) != '0':
 		# offcpu exits with the workload's status (128 + a signal's number).
-		return f'distro: recording failed, exit {c.rc.get("record-distro")}: ' + \
+		return f'distro: recording failed, exit {c.rc.get("record" + tag)}: ' + \
 			last_line(record, 'Captured'), ''
 	how = re.search(r'^user stacks: (.*)$', record, re.M)
 	if not how:
 		return 'distro: -v said nothing about how user stacks were unwound', ''
-	open(f'{d}/workload.out', 'w').write(c.section('workload-distro'))
-	open(f'{d}/folded.txt', 'w').write(c.section('folded-distro'))
-	if c.rc.get('folded-distro') != '0':
-		return 'distro: on-device offcpu report failed: ' + last_line(c.section('folded-distro')), ''
-	if not save_data(c, 'perfdata-distro', f'{d}/perf.data'):
+	open(f'{d}/workload.out', 'w').write(c.section('workload' + tag))
+	open(f'{d}/folded.txt', 'w').write(c.section('folded' + tag))
+	if c.rc.get('folded' + tag) != '0':
+		return 'distro: on-device offcpu report failed: ' + last_line(c.section('folded' + tag)), ''
+	if not save_data(c, 'perfdata' + tag, f'{d}/perf.data'):
 		return 'distro: no perf.data came back', ''
 	check = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests',
 			     'perf_check.py')
@@ -479,6 +500,10 @@ def distro_verdict(a, c):
 	reach = re.search(r'^\d+ of \d+ samples reach .*\(([0-9.]+) %\)$', out, re.M)
 	if not funcs or not reach:
 		return f'distro: perf_check.py distro: {why}', ''
+	if not ok:
+		open(f'{d}/criteria-missed', 'w').write(why or '')
+	elif os.path.exists(f'{d}/criteria-missed'):
+		os.remove(f'{d}/criteria-missed')
 	figures = f'{within}/{len(funcs)} function times within 10 % and their preempted time (perf script, on-device ' + \
 		f'report), {reach[1]} % of samples reach the thread start or main' + \
 		(' (no libc symbols here: a start routine, then libc)' if unnamed else '')
@@ -487,11 +512,6 @@ def distro_verdict(a, c):
 			return f'distro (CFI unwinding, criteria hard): {why}', ''
 		return None, 'distro: CFI: ' + figures
 	no = re.search(r'no CFI unwinding: (.*)\)$', how[1])
-	pending = board_var(a.board, 'UNWIND_PENDING')
-	if pending:
-		# Not a pass of the hard criteria: the board's unwinder is not here yet.
-		return None, f'distro: fp stacks, not judged, pending {pending} ' + \
-			f'(no CFI: {no[1] if no else how[1]}): ' + figures
 	return None, f'distro: fp stacks, not judged (no CFI: {no[1] if no else how[1]}): ' + figures
 
 

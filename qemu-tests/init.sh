@@ -14,6 +14,10 @@ echo 1 > /proc/sys/kernel/printk 2>/dev/null
 # Seconds the recording may take before it counts as hung (the workload
 # itself runs 2 s plus ~1 s at start and exit).
 RECORD_LIMIT=40
+# The board's cell options (run.sh writes them from board/BOARD.mk):
+# BLOCKER_ARGS, offcpu's options for the frame-pointer workloads; DISTRO_FP,
+# also record the distribution-built workload with --call-graph fp.
+[ -r /cell.conf ] && . /cell.conf
 
 section() {	# NAME CMD...: output and exit status of CMD between markers
 	name=$1
@@ -60,7 +64,7 @@ record() {
 	section probe$tag /offcpu probe "$@"
 	# Four entries per stack map: most of the workload's stacks collide, so
 	# both the stack maps and the spill maps are used on every kernel.
-	/offcpu -v --stack-entries 4 "$@" -o /tmp/perf.data -- /blocker -t 2 \
+	/offcpu -v --stack-entries 4 $BLOCKER_ARGS "$@" -o /tmp/perf.data -- /blocker -t 2 \
 		>/tmp/workload.out 2>/tmp/record.err &
 	wait_recording $! $tag
 	echo "@@BEGIN record$tag"
@@ -125,9 +129,25 @@ x86_64|aarch64)
 		-o /tmp/kunwind.data -- /distro -t 4
 	rm -f /tmp/kunwind.data ;;
 esac
+# (d') The same with --call-graph fp (DISTRO_FP): the control, which must
+# miss the criteria the default call graph meets (check.py).
+if [ -n "$DISTRO_FP" ]; then
+	/offcpu -v --call-graph fp -o /tmp/distro.data -- /distro -t 2 >/tmp/distro.out \
+		2>/tmp/distro.err &
+	wait_recording $! -distro-fp
+	echo "@@BEGIN record-distro-fp"
+	cat /tmp/distro.err
+	echo "@@END record-distro-fp rc=$rc"
+	section workload-distro-fp cat /tmp/distro.out
+	section folded-distro-fp /offcpu report -i /tmp/distro.data --folded
+	echo "@@BEGIN perfdata-distro-fp"
+	gzip -c /tmp/distro.data | base64
+	echo "@@END perfdata-distro-fp rc=0"
+	rm -f /tmp/distro.data
+fi
 # (e) Who woke the workload's threads (--wakers; tests/wakers_check.py on the
 # host checks the guest's folded report).
-/offcpu -v --wakers -o /tmp/wakers.data -- /blocker -t 2 \
+/offcpu -v --wakers $BLOCKER_ARGS -o /tmp/wakers.data -- /blocker -t 2 \
 	>/tmp/wakers.out 2>/tmp/wakers.err &
 wait_recording $! -wakers
 echo "@@BEGIN record-wakers"
@@ -146,7 +166,7 @@ late=5 dur=6
 /stuck -l $late -k 30 >/tmp/stuck.out &
 spid=$!
 sleep 1
-section blocked_record /offcpu -v -p $spid -d $dur -o /tmp/blocked.data
+section blocked_record /offcpu -v $BLOCKER_ARGS -p $spid -d $dur -o /tmp/blocked.data
 echo "window $dur" >> /tmp/stuck.out
 section stuck cat /tmp/stuck.out
 section blocked_report /offcpu report -n 0 -i /tmp/blocked.data

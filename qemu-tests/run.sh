@@ -84,8 +84,17 @@ make_initramfs() {	# BOARD [EXTRA_BTF...]
 	cp "$HERE/init.sh" "$tree/init"
 	chmod +x "$tree/init"
 	add_distro "$board" "$tree" || return 1
-	# The debug files are the host's (perf's --symfs), not the guest's.
-	(cd "$tree" && find . -path ./usr/lib/debug -prune -o -print |
+	# The board's cell options for init.sh (board/BOARD.mk CELL_BLOCKER_ARGS,
+	# CELL_DISTRO_FP).
+	printf "BLOCKER_ARGS='%s'\nDISTRO_FP='%s'\n" "$(board_var "$board" CELL_BLOCKER_ARGS)" \
+		"$(board_var "$board" CELL_DISTRO_FP)" > "$tree/cell.conf"
+	# The debug files are the host's (perf's --symfs), not the guest's; a
+	# board on its distribution's own libc (DISTRO_LIBC_SUITE) has libc6-dbg
+	# installed in the guest too, as a device would: its unwinder's CFI
+	# where libc's own tables have none.
+	local keep=(-path ./usr/lib/debug -prune -o)
+	[ -n "$(board_var "$board" DISTRO_LIBC_SUITE)" ] && keep=()
+	(cd "$tree" && find . "${keep[@]}" -print |
 		cpio -o -H newc --quiet | gzip -1) > "$OUT/$board/initramfs.gz"
 }
 
@@ -98,7 +107,7 @@ make_initramfs() {	# BOARD [EXTRA_BTF...]
 # (DISTRO_LIBC_SUITE: riscv64's has no unwind tables) gets that suite's own
 # libc6 and its debug file instead.
 add_distro() {	# BOARD TREE
-	local board=$1 tree=$2 triple libdir interp lib todo seen=" " suite dist=""
+	local board=$1 tree=$2 triple libdir interp lib todo seen=" " suite dist="" from
 	triple=$(board_var "$board" TRIPLE)
 	libdir=/usr/$triple/lib
 	[ "$(board_var "$board" DEB_ARCH)" = "$(dpkg --print-architecture)" ] && libdir=/lib/$triple
@@ -106,6 +115,8 @@ add_distro() {	# BOARD TREE
 	if [ -n "$suite" ]; then
 		dist=$("$HERE/fetch.sh" libc "$board" "$suite") || return 1
 		libdir=$dist/usr/lib/$triple
+		# Before merged /usr (bookworm's libc6): /lib.
+		[ -e "$libdir/libc.so.6" ] || libdir=$dist/lib/$triple
 	fi
 	cp "$ROOT/build/$board/distro" "$tree/"
 	interp=$(readelf -lW "$tree/distro" | sed -n 's/.*program interpreter: \(.*\)\]/\1/p')
@@ -119,7 +130,11 @@ add_distro() {	# BOARD TREE
 		for lib in $(readelf -d "$@" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u); do
 			[[ $seen == *" $lib "* || $lib == "$(basename "$interp")" ]] && continue
 			seen+="$lib "
-			cp -L "$libdir/$lib" "$tree/lib/$triple/$lib" || return 1
+			# Not libc6's (armhf's libgcc_s, EHABI's personality
+			# routines): the cross package's, of the same suite.
+			from=$libdir/$lib
+			[ -e "$from" ] || from=/usr/$triple/lib/$lib
+			cp -L "$from" "$tree/lib/$triple/$lib" || return 1
 			todo+=" $tree/lib/$triple/$lib"
 		done
 	done
@@ -277,7 +292,12 @@ legend() {
 	pointers, the same figures measured and shown, not judged.  libc's
 	start_thread has a name only where Debian ships libc's debug symbols (the
 	host's arch); elsewhere a thread's start routine followed by libc's
-	frames counts as reaching it (the row says so).
+	frames counts as reaching it (the row says so).  armhf: the frame-pointer
+	workloads are recorded with `--call-graph fp` (APCS, no unwind tables);
+	the distro workload runs on bookworm's own armhf libc6 with libc6-dbg in
+	the guest (EHABI, then the debug file's `.debug_frame`), and once more with
+	`--call-graph fp`, which must miss the criteria (`--call-graph fp misses
+	them, as it must`).
 	EOF
 }
 

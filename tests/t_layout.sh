@@ -5,7 +5,7 @@
 #   symbols/           format/, lib/
 #   format/            lib/
 #   lib/               itself only
-#   unwind/            lib/, and bpf's "offcpu.h"
+#   unwind/            lib/, symbols/ (a file's debug file), and bpf's "offcpu.h"
 #   record/            anything but report/ and archive/
 # An include names its folder ("format/perf_data.h"); an unqualified one may
 # only be bpf's "offcpu.h" (record/, unwind/) or the generated
@@ -29,7 +29,7 @@ may_include() {
 	symbols) [[ $to == @(format|lib) ]] ;;
 	format) [ "$to" = lib ] ;;
 	lib) return 1 ;;
-	unwind) [ "$to" = lib ] ;;
+	unwind) [[ $to == @(lib|symbols) ]] ;;
 	record) [[ $to != @(report|archive) ]] ;;
 	*) return 1 ;;	# a folder the rule does not know: add it here first
 	esac

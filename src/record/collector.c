@@ -111,8 +111,6 @@ static int queue(void *ctx, const struct perf_event_header *rec, uint64_t time)
 	if (rec->type == PERF_RECORD_EXIT && rec->size >= sizeof(*fork)) {
 		if (stacks_forget_tid(c->stacks, fork->tid))
 			c->err = -1;
-		if (fork->pid == fork->tid)
-			stacks_forget_pid(c->stacks, fork->pid);
 		/*
 		 * Its last thread: the kernel's pid filter lets it go too, or
 		 * after PID_FILTER_ENTRIES forks no new process is followed
@@ -129,7 +127,17 @@ static void window_push(struct collector *c, const struct perf_event_header *rec
 static void deliver(void *ctx, const struct perf_event_header *rec, uint64_t time)
 {
 	struct collector *c = ctx;
+	const struct perf_record_fork *exit = (const void *)rec;
 
+	/*
+	 * A process's exit: its maps go from the unwinder in time order, not
+	 * when the exit is read.  Its last stack copies can still wait in the
+	 * BPF ring then (a slow consumer: 7.x under TCG lost the last 0.75 s
+	 * of a recording's user stacks), and would find no maps to unwind by.
+	 */
+	if (rec->type == PERF_RECORD_EXIT && rec->size >= sizeof(*exit) &&
+	    exit->pid == exit->tid)
+		stacks_forget_pid(c->stacks, exit->pid);
 	if (c->fl.buf) {
 		window_push(c, rec, time);
 		return;

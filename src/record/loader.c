@@ -123,6 +123,9 @@ static int find_objects(struct loader *l, bool tp)
 		if (!*p)
 			return -1;
 	}
+	/* Only where the BPF side reads preempt_count (bpf/offcpu.bpf.c). */
+	l->progs.on_hrtimer_entry = bpf_object__find_program_by_name(l->obj, "on_hrtimer_entry");
+	l->progs.on_hrtimer_exit = bpf_object__find_program_by_name(l->obj, "on_hrtimer_exit");
 	return 0;
 }
 
@@ -354,6 +357,10 @@ static int select_variant(struct loader *l, const struct offcpu_opts *o,
 			err |= bpf_program__set_autoload(p->use_task_storage ? pg->on_waking_task :
 							 p->tp_btf ? pg->on_waking_hash :
 							 pg->on_waking_raw, true);
+		if (o->wakers && pg->on_hrtimer_entry && pg->on_hrtimer_exit) {
+			err |= bpf_program__set_autoload(pg->on_hrtimer_entry, true);
+			err |= bpf_program__set_autoload(pg->on_hrtimer_exit, true);
+		}
 		err |= bpf_map__set_max_entries(m->wsums, o->wakers ? SUMS_ENTRIES : 1);
 		err |= bpf_map__set_max_entries(m->ku_rows, loader_kunwind(o, p, NULL) ?
 						o->unwind_rows : 1);
@@ -589,8 +596,14 @@ static uint32_t tracepoint_id(const struct loader *l, struct bpf_program *pr)
 static int attach_one(struct loader *l, struct bpf_program *pr)
 {
 	uint32_t id = tracepoint_id(l, pr);
-	struct bpf_link *link = id ? attach_tracepoint(pr, id) : bpf_program__attach(pr);
+	struct bpf_link *link;
 
+	if (l->nr_links == (int)(sizeof(l->links) / sizeof(l->links[0]))) {
+		fprintf(stderr, "offcpu: cannot attach %s: more programs than links\n",
+			bpf_program__name(pr));
+		return -1;
+	}
+	link = id ? attach_tracepoint(pr, id) : bpf_program__attach(pr);
 	if (!link) {
 		fprintf(stderr, "offcpu: cannot attach %s (%s): %s\n",
 			bpf_program__name(pr), bpf_program__section_name(pr),

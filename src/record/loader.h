@@ -34,6 +34,8 @@ struct loader_progs {
 		*on_exit, *on_switch_tp, *on_fork_tp, *on_free_tp, *scan_start_task,
 		*scan_start_hash, *scan_start_task_u, *scan_start_hash_u, *scan_end_task,
 		*on_waking_task, *on_waking_hash, *on_waking_raw;
+	/* Boards whose wakers' interrupts come from preempt_count (armhf), else NULL. */
+	struct bpf_program *on_hrtimer_entry, *on_hrtimer_exit;
 };
 
 /* Kernel frames above __schedule a program's stack starts with (its own, the tracepoint's). */
@@ -44,7 +46,7 @@ struct loader {
 	struct bpf_object *obj;
 	struct loader_maps maps;
 	struct loader_progs progs;
-	struct bpf_link *links[6];
+	struct bpf_link *links[8];
 	int nr_links;
 	int events_fd, sums_fd, stacks_fd, kstacks_fd, counters_fd, pid_filter_fd;
 	int ustack_spill_fd, kstack_spill_fd;	/* stacks that collided, by frames */

@@ -42,6 +42,9 @@ static void print_unwind(const uint64_t *n, const struct unwind_counts *u)
 		"%llu lookups over the --unwind-tables budget ]\n",
 		(unsigned long long)u->files, u->table_bytes / 1048576.0,
 		(unsigned long long)u->no_table, (unsigned long long)u->over_budget);
+	fprintf(stderr, "[ offcpu: CFI from separate debug files: %llu files read, %llu steps "
+		"where a file's own tables have none ]\n", (unsigned long long)u->debug_files,
+		(unsigned long long)u->debug_rows);
 	for (int i = 0; i < UNWIND_NR; i++)
 		fprintf(stderr, "[ offcpu: user stacks unwound, %s: %llu ]\n", unwind_end_names[i],
 			(unsigned long long)u->end[i]);
@@ -52,7 +55,9 @@ static void print_unwind(const uint64_t *n, const struct unwind_counts *u)
 	if (u->end[UNWIND_NO_CFI] > u->cut_no_table)
 		fprintf(stderr, "[ offcpu: %llu user stacks cut elsewhere: a pc in no file, rules a "
 			"row cannot hold, or a function its library marks as without table "
-			"(Debian's armhf libc: start_thread, epoll_wait, pthread_mutex_lock) ]\n",
+			"(Debian's armhf libc: start_thread, epoll_wait, pthread_mutex_lock, which "
+			"its debug file, libc6-dbg, covers; the outermost _start and clone's "
+			"thread_start have CFI nowhere) ]\n",
 			(unsigned long long)(u->end[UNWIND_NO_CFI] - u->cut_no_table));
 }
 

@@ -228,7 +228,8 @@ static int find_by_link(Elf *elf, const char *symfs, const char *path, const uin
 	return -1;
 }
 
-int debuginfo_find(Elf *elf, const char *symfs, const char *path, struct debug_file *df)
+static int find_debug(Elf *elf, const char *symfs, const char *path, bool mini,
+		      struct debug_file *df)
 {
 	uint8_t id[BUILD_ID_MAX];
 	int id_len = build_id_of_elf(elf, id);
@@ -237,10 +238,20 @@ int debuginfo_find(Elf *elf, const char *symfs, const char *path, struct debug_f
 	df->fd = -1;
 	if (!symfs)
 		symfs = "";
-	if (!find_mini(elf, path, df) || !find_by_build_id(symfs, id, id_len, df) ||
+	if ((mini && !find_mini(elf, path, df)) || !find_by_build_id(symfs, id, id_len, df) ||
 	    !find_by_link(elf, symfs, path, id, id_len, df))
 		return 0;
 	return -1;
+}
+
+int debuginfo_find(Elf *elf, const char *symfs, const char *path, struct debug_file *df)
+{
+	return find_debug(elf, symfs, path, true, df);
+}
+
+int debuginfo_find_file(Elf *elf, const char *symfs, const char *path, struct debug_file *df)
+{
+	return find_debug(elf, symfs, path, false, df);
 }
 
 void debuginfo_close(struct debug_file *df)

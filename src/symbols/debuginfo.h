@@ -29,6 +29,12 @@ struct debug_file {
  * NULL).  0 and DF filled when found; -1 when there are none.
  */
 int debuginfo_find(Elf *elf, const char *symfs, const char *path, struct debug_file *df);
+/*
+ * The separate debug file of ELF alone (build-id path, else .gnu_debuglink),
+ * never MiniDebugInfo: what the unwinder wants of it is the .debug_frame a
+ * stripped file's debug package carries.  0 and DF filled, or -1.
+ */
+int debuginfo_find_file(Elf *elf, const char *symfs, const char *path, struct debug_file *df);
 void debuginfo_close(struct debug_file *df);
 
 /* The .symtab section of ELF, or NULL. */

@@ -11,6 +11,7 @@
 
 #include "lib/hashset.h"
 #include "lib/procfs.h"
+#include "symbols/debuginfo.h"
 #include "unwind/unwind.h"
 
 const char *const unwind_end_names[UNWIND_NR] = {
@@ -346,6 +347,17 @@ struct uw_file {
 	uint64_t ino;
 	int fd;			/* kept open: the CFI is read from its mapping */
 	struct cfi_file *cfi;	/* NULL: none */
+	/*
+	 * Its separate debug file's CFI (.debug_frame), for the pcs its own
+	 * tables leave out: Debian's armhf libc has no EHABI entry for
+	 * start_thread or pthread_mutex_lock, its libc6-dbg has FDEs for all.
+	 * Looked for at the first such pc (dbg_tried).
+	 */
+	struct cfi_file *dbg;
+	int dbg_fd;
+	bool dbg_tried;
+	uint32_t pid;		/* a process mapping it: where its paths resolve */
+	char *path;		/* as mapped, for .gnu_debuglink */
 	size_t nr_loads;
 	struct unwind_load loads[UNWIND_MAX_LOADS];
 };
@@ -409,6 +421,45 @@ int unwind_open_mapped(uint32_t pid, const struct proc_map *m)
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
+/*
+ * The CFI of F's debug file (FD: F itself), found as perf and gdb find it:
+ * /usr/lib/debug/.build-id/NN/REST.debug (build-id checked), else its
+ * .gnu_debuglink, in the mount namespace of the process that maps F.
+ */
+static void open_debug_cfi(struct unwinder *u, struct uw_file *f, int fd)
+{
+	char root[64], err[256];
+	struct debug_file df;
+	Elf *elf;
+	int dfd = -1;
+
+	f->dbg_tried = true;
+	if (!f->path || fd < 0)
+		return;
+	snprintf(root, sizeof(root), "/proc/%u/root", f->pid);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && !debuginfo_find_file(elf, root, f->path, &df)) {
+		dfd = dup(df.fd);
+		debuginfo_close(&df);
+	}
+	elf_end(elf);
+	if (dfd < 0)
+		return;
+	f->dbg = cfi_file_open(dfd, err, sizeof(err));
+	/* Another machine's file is no debug file of this one. */
+	if (f->dbg && f->cfi && cfi_file_machine(f->dbg) != cfi_file_machine(f->cfi)) {
+		cfi_file_close(f->dbg);
+		f->dbg = NULL;
+	}
+	if (!f->dbg) {
+		close(dfd);
+		return;
+	}
+	f->dbg_fd = dfd;
+	u->counts.debug_files++;
+	u->counts.table_bytes += cfi_file_bytes(f->dbg);
+}
+
 static void open_cfi_file(struct unwinder *u, struct uw_file *f, int fd)
 {
 	char err[256];
@@ -416,7 +467,9 @@ static void open_cfi_file(struct unwinder *u, struct uw_file *f, int fd)
 	f->nr_loads = unwind_read_loads(fd, f->loads);
 	f->cfi = cfi_file_open(fd, err, sizeof(err));
 	if (!f->cfi) {
-		u->counts.no_table++;
+		/* No tables of its own: its debug file's, now, as F is not kept open. */
+		open_debug_cfi(u, f, fd);
+		u->counts.no_table += !f->dbg;
 		close(fd);
 		return;
 	}
@@ -447,6 +500,9 @@ static struct uw_file *file_of(struct unwinder *u, uint32_t pid, const struct pr
 	f->min = m->min;
 	f->ino = m->ino;
 	f->fd = -1;
+	f->dbg_fd = -1;
+	f->pid = pid;
+	f->path = strdup(m->file);
 	fd = unwind_open_mapped(pid, m);
 	if (fd >= 0)
 		open_cfi_file(u, f, fd);
@@ -515,6 +571,38 @@ static size_t budget_left(const struct unwinder *u)
 	return u->budget > u->counts.table_bytes ? u->budget - u->counts.table_bytes : 0;
 }
 
+/* CF's row for the file address PC, its growth counted against the budget. */
+static const struct cfi_row *file_row(struct unwinder *u, struct cfi_file *cf, uint64_t pc)
+{
+	size_t before = cfi_file_bytes(cf);
+	const struct cfi_row *row = cfi_file_lookup(cf, pc, budget_left(u));
+
+	u->counts.table_bytes += cfi_file_bytes(cf) - before;
+	u->counts.over_budget += !row && !budget_left(u);
+	return row;
+}
+
+/*
+ * F's row for the file address PC: its own tables', else, where they have
+ * none for PC, its debug file's.
+ */
+static const struct cfi_row *uw_file_row(struct unwinder *u, struct uw_file *f, uint64_t pc)
+{
+	const struct cfi_row *row = f->cfi ? file_row(u, f->cfi, pc) : NULL, *drow;
+
+	if (f->cfi && (!row || row->kind != CFI_GAP))
+		return row;
+	if (!f->dbg_tried)
+		open_debug_cfi(u, f, f->fd);
+	if (!f->dbg)
+		return row;
+	drow = file_row(u, f->dbg, pc);
+	if (!drow || drow->kind == CFI_GAP)
+		return row ? row : drow;
+	u->counts.debug_rows++;
+	return drow;
+}
+
 static const struct cfi_row *proc_row(void *ctx, uint64_t pc, uint64_t *vaddr,
 				      unsigned int *machine)
 {
@@ -522,7 +610,6 @@ static const struct cfi_row *proc_row(void *ctx, uint64_t pc, uint64_t *vaddr,
 	const struct uw_map *m = map_of(l->p, pc);
 	struct uw_file *f;
 	const struct cfi_row *row;
-	size_t before;
 	uint64_t off;
 
 	/* Mapped since the maps were read (dlopen): read them again, once per copy. */
@@ -533,7 +620,7 @@ static const struct cfi_row *proc_row(void *ctx, uint64_t pc, uint64_t *vaddr,
 	}
 	/* A file without any table (no mapping: a pc nowhere, no build's fault). */
 	l->unmarked = m && m->file && (!m->file->cfi || !cfi_file_gap_is_marked(m->file->cfi));
-	if (!m || !m->file || !m->file->cfi)
+	if (!m || !m->file || (!m->file->cfi && !m->file->dbg))
 		return NULL;
 	f = m->file;
 	off = pc - m->start + m->pgoff;
@@ -541,11 +628,11 @@ static const struct cfi_row *proc_row(void *ctx, uint64_t pc, uint64_t *vaddr,
 		if (off < f->loads[i].offset || off - f->loads[i].offset >= f->loads[i].filesz)
 			continue;
 		*vaddr = off - f->loads[i].offset + f->loads[i].vaddr;
-		*machine = cfi_file_machine(f->cfi);
-		before = cfi_file_bytes(f->cfi);
-		row = cfi_file_lookup(f->cfi, *vaddr, budget_left(l->u));
-		l->u->counts.table_bytes += cfi_file_bytes(f->cfi) - before;
-		l->u->counts.over_budget += !row && !budget_left(l->u);
+		*machine = cfi_file_machine(f->cfi ? f->cfi : f->dbg);
+		row = uw_file_row(l->u, f, *vaddr);
+		/* Its debug file covers what its own tables do not: no cut of the build's. */
+		if (row && row->kind != CFI_GAP && !f->cfi)
+			l->unmarked = false;
 		return row;
 	}
 	return NULL;
@@ -660,6 +747,8 @@ uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool 
 	for (size_t i = 0; !u->counts.machine && i < l.p->n; i++)
 		if (l.p->maps[i].file && l.p->maps[i].file->cfi)
 			u->counts.machine = cfi_file_machine(l.p->maps[i].file->cfi);
+		else if (l.p->maps[i].file && l.p->maps[i].file->dbg)
+			u->counts.machine = cfi_file_machine(l.p->maps[i].file->dbg);
 	/* Its maps were unreadable (gone): kept, it would stay for the run. */
 	if (!l.p->n)
 		unwinder_forget(u, c->pid);
@@ -710,8 +799,12 @@ void unwinder_free(struct unwinder *u)
 	free(u->forgotten);
 	for (size_t i = 0; i < u->nr_files; i++) {
 		cfi_file_close(u->files[i]->cfi);
+		cfi_file_close(u->files[i]->dbg);
 		if (u->files[i]->fd >= 0)
 			close(u->files[i]->fd);
+		if (u->files[i]->dbg_fd >= 0)
+			close(u->files[i]->dbg_fd);
+		free(u->files[i]->path);
 		free(u->files[i]);
 	}
 	free(u->files);

@@ -116,6 +116,8 @@ struct unwind_counts {
 	uint64_t over_budget;		/* lookups refused: the budget was spent */
 	unsigned int machine;		/* ELF machine of the files unwound (0: none yet) */
 	uint64_t cut_no_table;		/* UNWIND_NO_CFI at code built without tables */
+	uint64_t debug_files;		/* separate debug files whose CFI was read */
+	uint64_t debug_rows;		/* steps by a debug file's row (the file's own had none) */
 };
 
 /*

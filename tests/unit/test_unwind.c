@@ -8,9 +8,15 @@
  * cache's key (a saved frame pointer only once something uses it), and
  * u32_map_del, which the unwound-stack map relies on.  And a process gone
  * before its copies are unwound: the maps last read still serve them.
+ *
+ *   test_unwind debuglib LIB  (x86_64) unwinds its own stack through LIB's
+ *                             dl_fn, a library whose own CFI is gone and whose
+ *                             separate debug file has it (tests/t_debugframe.sh)
  */
+#include <dlfcn.h>
 #include <elf.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -18,6 +24,7 @@
 
 #include "check.h"
 #include "lib/hashset.h"
+#include "lib/procfs.h"
 #include "unwind/unwind.h"
 
 #define SP0	0x7000ull
@@ -365,8 +372,100 @@ static void test_forget_sweep(void)
 	unwinder_free(u);
 }
 
-int main(void)
+/* ---- debuglib: the unwinder's debug-file CFI on a live stack ---- */
+
+#define DL_BYTES 32768
+#define DL_FRAMES 32
+
+static struct offcpu_ucopy *dl_copy;
+static uint64_t dl_stack_end;
+
+/* ASan would take the other frames' redzones for overflows: a plain copy. */
+__attribute__((no_sanitize_address, noinline))
+static void copy_stack(uint8_t *dst, uint64_t src, size_t n)
 {
+	for (size_t i = 0; i < n; i++)
+		dst[i] = ((volatile const uint8_t *)(uintptr_t)src)[i];
+}
+
+/* dl_fn's callback: this thread's registers and stack, as BPF copies them. */
+__attribute__((noinline)) static void capture(void)
+{
+#if defined(__x86_64__)
+	uint64_t pc, sp, fp, len;
+
+	asm volatile("lea (%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+		     : "=r"(pc), "=r"(sp), "=r"(fp));
+	len = dl_stack_end - sp < DL_BYTES ? dl_stack_end - sp : DL_BYTES;
+	dl_copy->pc = pc;
+	dl_copy->sp = sp;
+	dl_copy->fp = fp;
+	dl_copy->len = len;
+	copy_stack(dl_copy->bytes, sp, len);
+#endif
+}
+
+/* The caller of the library's function: its return address must be found. */
+__attribute__((noinline)) static int dl_call(int (*fn)(void (*)(void)))
+{
+	int r = fn(capture);
+
+	asm volatile("" ::: "memory");
+	return r + 1;
+}
+
+static uint64_t stack_end(void)
+{
+	char line[PROC_MAPS_LINE];
+	unsigned long long lo, hi;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[stack]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2) {
+			fclose(f);
+			return hi;
+		}
+	if (f)
+		fclose(f);
+	return 0;
+}
+
+/* Prints what the shell test judges: the frame after dl_fn, the counts. */
+static int debuglib(const char *lib)
+{
+	void *h = dlopen(lib, RTLD_NOW);
+	int (*fn)(void (*)(void)) = h ? (int (*)(void (*)(void)))dlsym(h, "dl_fn") : NULL;
+	struct unwinder *u = unwinder_new(64 << 20);
+	uint64_t ip[DL_FRAMES], lib_lo = (uint64_t)(uintptr_t)fn, call = (uintptr_t)dl_call;
+	enum unwind_end end;
+	uint32_t n;
+
+	dl_copy = calloc(1, sizeof(*dl_copy) + DL_BYTES);
+	dl_stack_end = stack_end();
+	if (!fn || !u || !dl_copy || !dl_stack_end) {
+		fprintf(stderr, "test_unwind debuglib: cannot load %s: %s\n", lib, dlerror());
+		return 2;
+	}
+	dl_copy->pid = dl_copy->tid = getpid();
+	dl_call(fn);
+	n = unwinder_unwind(u, dl_copy, dl_copy->len < DL_BYTES, ip, DL_FRAMES, &end, NULL);
+	/* ip[1]: the return into dl_fn; ip[2]: into dl_call, only by dl_fn's row. */
+	printf("frames %u end %s\n", n, unwind_end_names[end]);
+	printf("in_lib %d\n", n > 1 && ip[1] - lib_lo < 256);
+	printf("caller_found %d\n", n > 2 && ip[2] - call < 256);
+	printf("debug_files %llu debug_rows %llu\n",
+	       (unsigned long long)unwinder_counts(u)->debug_files,
+	       (unsigned long long)unwinder_counts(u)->debug_rows);
+	unwinder_free(u);
+	free(dl_copy);
+	dlclose(h);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "debuglib"))
+		return debuglib(argv[2]);
 	test_complete();
 	test_fp_based_cfa();
 	test_fp_fallback();
