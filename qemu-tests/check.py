@@ -497,7 +497,7 @@ def distro_verdict(a, c, tag='-distro'):
 	# One line per function and source: '... ms (N calls, P ms preempted): +x.y %[  FAIL]'.
 	funcs = re.findall(r'^(?:perf script|offcpu report) +distro_.*$', out, re.M)
 	within = sum(not x.endswith('FAIL') for x in funcs)
-	reach = re.search(r'^\d+ of \d+ samples reach .*\(([0-9.]+) %\)$', out, re.M)
+	reach = re.search(r'^\d+ of \d+ samples reach .*\(([0-9.]+) %\)', out, re.M)
 	if not funcs or not reach:
 		return f'distro: perf_check.py distro: {why}', ''
 	if not ok:

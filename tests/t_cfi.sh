@@ -142,6 +142,9 @@ else
 	fail cfi-record-stack-cache-verify-task-stack "$(grep -m1 'stack cache' "$WORK/rawtp.err" || tail -n 1 "$WORK/rawtp.err")"
 fi
 record_distro fp --call-graph fp
+# The reach share leaves out blocks before main (execve, ld.so's start: a
+# cold page cache makes some); never a cut stack.
+check cfi-record-startup-left-out $CHECK selftest
 check_fails cfi-record-fp-check-can-fail "frame pointers alone passed the distro check" \
 	$CHECK distro "$WORK/fp.data" "$WORK/fp.out"
 
