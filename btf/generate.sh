@@ -27,7 +27,7 @@ full_from_dbg() {
 # release, full.
 dbg_btf() {
 	local suite=$1 pkg=$2 deb vmlinux
-	ver=$("$APT" --cache show "$pkg/$suite" | awk '/^Version:/ { print $2; exit }')
+	ver=$("$APT" --cache show "$pkg/$suite" | awk '!d && /^Version:/ { print $2; d = 1 }')
 	[ -n "$ver" ] || { echo "generate.sh: $suite has no $pkg" >&2; return 1; }
 	deb=$(ls "$DL"/"${pkg}"_"${ver}"_*.deb 2>/dev/null | head -1 || true)
 	if [ -z "$deb" ]; then

@@ -20,7 +20,8 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 CACHE=${OFFCPU_CACHE:-$HOME/.cache/offcpu}
-APT=$ROOT/toolchain/apt.sh
+# OFFCPU_APT: a stand-in for apt.sh (tests/t_fetch.sh).
+APT=${OFFCPU_APT:-$ROOT/toolchain/apt.sh}
 LIST=${OFFCPU_KERNELS:-$HERE/kernels.tsv}
 # A series' suites in the order they are tried: 6.12 is trixie's, and
 # bookworm-backports carries it for all three architectures.
@@ -28,10 +29,13 @@ declare -A SERIES=([bullseye]=bullseye [bookworm]=bookworm [trixie]="trixie book
 
 . "$ROOT/tests/board.sh"
 
-field() { "$APT" --cache show "$1/$2" 2>/dev/null | awk -v f="$3:" '$1 == f { print $2; exit }'; }
+# awk reads to the end in both: with pipefail, an early exit lets apt-cache
+# die of SIGPIPE once its output outgrows the pipe (libc6-dbg: many
+# versions), and set -e then ends the script without a word.
+field() { "$APT" --cache show "$1/$2" 2>/dev/null | awk -v f="$3:" '!d && $1 == f { print $2; d = 1 }'; }
 
 depends() {	# PKG SUITE -> its Depends, one package name per line
-	"$APT" --cache show "$1/$2" 2>/dev/null | awk -F': ' '/^Depends:/ { print $2; exit }' |
+	"$APT" --cache show "$1/$2" 2>/dev/null | awk -F': ' '!d && /^Depends:/ { print $2; d = 1 }' |
 		tr ',' '\n' | sed -e 's/^ *//' -e 's/[ (].*//' -e 's/|.*//'
 }
 

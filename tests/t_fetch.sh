@@ -87,6 +87,31 @@ else
 	fail fetch-fails-in-one-line "$(tr '\n' ' ' < "$WORK/fetch2.err" | head -c 400)"
 fi
 
+# A package record larger than a pipe holds (Debian's libc6-dbg lists many
+# versions): reading one field must not end the fetch silently (apt-cache
+# killed by SIGPIPE under pipefail and set -e: the riscv64 cells of a fresh
+# machine once had no libc and no word why).  A stand-in apt prints 256 KiB
+# after the field and builds the .deb it is asked to download.
+mkdir -p "$WORK/stub/pkg/bin" "$WORK/stub/pkg/DEBIAN" "$WORK/stubcache"
+printf '#!/bin/sh\necho stub\n' > "$WORK/stub/pkg/bin/busybox"
+chmod +x "$WORK/stub/pkg/bin/busybox"
+printf 'Package: busybox-static\nVersion: 1:1.0-1\nArchitecture: amd64\nMaintainer: t\nDescription: t\n' \
+	> "$WORK/stub/pkg/DEBIAN/control"
+cat > "$WORK/stub/apt" <<EOF
+#!/bin/bash
+case "\$*" in
+*show*) echo "Package: busybox-static"; echo "Version: 1:1.0-1"; head -c 262144 /dev/zero | tr '\\\\0' x | fold -w 80 ;;
+*download*) dpkg-deb -b -Zgzip "$WORK/stub/pkg" busybox-static_1.0-1_amd64.deb >/dev/null ;;
+esac
+EOF
+chmod +x "$WORK/stub/apt"
+if out=$(OFFCPU_APT=$WORK/stub/apt OFFCPU_CACHE=$WORK/stubcache "$FETCH" busybox x86_64 2>"$WORK/stub.err") &&
+   [ "$("$out")" = stub ]; then
+	pass fetch-big-record-read-whole
+else
+	fail fetch-big-record-read-whole "rc $?, ${out:-no path}: $(tail -n 1 "$WORK/stub.err")"
+fi
+
 # The cell itself, on the fallback kernel: all its recordings, its row names
 # what it booted, the BTF of recording (b) made now.
 if [ -z "${OFFCPU_SKIP_QEMU:-}" ] && command -v qemu-system-s390x >/dev/null; then

@@ -201,7 +201,7 @@ build_id_checks() {
 	else
 		fail report-build-ids-recorded "perf buildid-list: $(head -c 200 "$WORK/s.bid")"
 	fi
-	lib=$(perf buildid-list -i "$WORK/s.data" 2>/dev/null | awk '$2 ~ /\/libc\.so/ { print $2; exit }')
+	lib=$(perf buildid-list -i "$WORK/s.data" 2>/dev/null | awk '!d && $2 ~ /\/libc\.so/ { print $2; d = 1 }')
 	if [ -z "$lib" ] || [ ! -f "$lib" ]; then
 		fail report-build-id-mismatch "no libc with a build-id in the sleep recording"
 		return
