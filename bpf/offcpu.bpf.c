@@ -278,6 +278,7 @@ static __always_inline void send_ucopy(struct offcpu_ucopy *c, __s32 id, __u32 p
 	c->reuse_id = reuse;
 	c->kernel_id = kid;
 	c->mm = mm;
+	c->time = bpf_ktime_get_ns();
 	c->pc = ip;
 	c->sp = sp;
 	c->fp = fp;

@@ -182,6 +182,7 @@ struct offcpu_ucopy {
 	__u32 reuse_id;		/* --stack-cache verify: the id the cache would reuse, or 0 */
 	__u32 kernel_id;	/* --unwind-in verify: the id of the kernel's walk, or 0 */
 	__u64 mm;		/* its address space (task->mm): another after exec or pid reuse */
+	__u64 time;		/* when it was taken (bpf_ktime_get_ns): its block started before */
 	__u64 pc, sp, fp, lr;	/* user registers at kernel entry */
 	__u8 bytes[];		/* cfg.copy_bytes, the first len valid */
 };
@@ -399,6 +400,7 @@ enum offcpu_stat {
 	STAT_KUNWIND_UNREADABLE,	/* ... a stack word unreadable */
 	STAT_KUNWIND_BAD,		/* ... the stack pointer went backwards */
 	STAT_KUNWIND_NO_ID,		/* ... the spill map (or this CPU's ids) full */
+	STAT_USTACK_UNKNOWN,		/* user space: a sample's user stack id named nothing it knew */
 	COUNTER_MAX,
 };
 

@@ -45,6 +45,7 @@ struct collector {
 	uint64_t last_drain;
 	uint64_t end;		/* the end of the recording (CLOCK_MONOTONIC ns) */
 	struct stacks *stacks;
+	uint64_t unknown_ustacks;	/* samples whose user stack id named nothing known */
 	struct ktables *kt;	/* --unwind-in kernel, else NULL */
 	struct wakers *wakers;	/* --wakers, else NULL */
 	struct mapped_files *files;	/* for their build ids */
@@ -187,6 +188,7 @@ static int add_sample(struct collector *c, uint32_t pid, uint32_t tid, uint32_t 
 
 	int err;
 
+	c->unknown_ustacks += ustack >= 0 && !s.user;
 	if (w && c->wakers)
 		err = wakers_add(c->wakers, &s, w, c->scratch, queue, c);
 	else
@@ -268,6 +270,7 @@ static int add_blocked(void *ctx, const struct offcpu_blocked *b, uint32_t cpu)
 
 	if (!period || period < c->o->min_block_ns || period > c->o->max_block_ns)
 		return 0;
+	c->unknown_ustacks += b->ustack >= 0 && !s.user;
 	c->file.blocked_threads++;
 	c->file.blocked_ns += period;
 	err = queue(c, sample_write(c->scratch, &s), s.time);
@@ -905,6 +908,8 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 	c->st.ktables = c->kt ? ktables_counts(c->kt) : NULL;
 	if (c->st.unwind)
 		c->st.counters[STAT_USTACK_WRONG] += stacks_wrong_reuses(c->stacks);
+	c->st.counters[STAT_USTACK_UNKNOWN] += c->unknown_ustacks;
+	c->unknown_ustacks = 0;
 	c->file.lost = collector_lost(&c->st) - c->lost_before;
 	if (c->file.lost)
 		write_lost(c, c->file.lost, now_ns());

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -34,6 +35,20 @@ struct interned {
  */
 #define UNWOUND_CACHED	((uintptr_t)1)
 
+/*
+ * A cached id its thread's entry no longer holds.  The thread's block in
+ * progress when the entry changed may have reused it (the program read the
+ * entry before user space replaced it: user space runs behind), and that
+ * block's sample comes at its end, however late: the id waits for a copy
+ * of the thread taken after the change (its block then ended), then for a
+ * drain of the sums (where that block may be summed).
+ */
+struct retired {
+	uint32_t id, tid;
+	uint64_t at;		/* when the entry changed (CLOCK_MONOTONIC, as bpf_ktime_get_ns) */
+	enum { RETIRED_WAIT, RETIRED_ENDED, RETIRED_DRAINING } state;
+};
+
 /* Stacks of the spill maps by id, sorted (user, kernel). */
 struct spilled {
 	int32_t id;
@@ -55,13 +70,8 @@ struct stacks {
 	struct u32_map unwound;		/* dwarf id -> its stack in interned (UNWOUND_CACHED) */
 	struct stack_set interned;	/* every distinct stack the ids name, once */
 	struct u32_map cached;		/* tid -> the id its stack cache entry holds */
-	/*
-	 * Cached ids no longer in the cache: freed once the sums map has been
-	 * drained since (blocks that reused them may be summed there still);
-	 * the first retired_safe of them were retired before the drain began.
-	 */
-	uint32_t *retired;
-	size_t nr_retired, retired_cap, retired_safe;
+	struct retired *retired;	/* cached ids no longer in the cache */
+	size_t nr_retired, retired_cap;
 	struct stacks_tables tables;	/* their sizes, for -v */
 	uint64_t wrong_reuses;		/* --stack-cache verify, dwarf */
 	uint64_t cache_cleared;		/* the dwarf stack cache map was full */
@@ -285,23 +295,47 @@ static void unwound_del(struct stacks *s, uint32_t id, void *v)
 	unintern(s, (const void *)((uintptr_t)v & ~UNWOUND_CACHED));
 }
 
-/* Cached ID will not be reused: it goes after the next drain of the sums. */
-static int retire(struct stacks *s, uint32_t id)
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/*
+ * Cached ID of TID will not be reused: see struct retired.  GONE: the
+ * thread has no block in progress (it exited), only the drain is waited for.
+ */
+static int retire(struct stacks *s, uint32_t id, uint32_t tid, bool gone)
 {
 	if (s->nr_retired == s->retired_cap) {
 		size_t cap = s->retired_cap ? 2 * s->retired_cap : 256;
-		uint32_t *v = realloc(s->retired, cap * sizeof(*v));
+		struct retired *v = realloc(s->retired, cap * sizeof(*v));
 
 		if (!v)
 			return -1;
 		s->retired = v;
 		s->retired_cap = cap;
 	}
-	s->retired[s->nr_retired++] = id;
+	s->retired[s->nr_retired++] = (struct retired){
+		id, tid, monotonic_ns(), gone ? RETIRED_ENDED : RETIRED_WAIT
+	};
 	return 0;
 }
 
-/* TID's stack cache entry holds ID now (0: none); the id it held retires. */
+/* A copy of TID taken at TIME: its blocks that began before have ended. */
+static void retired_thread_moved_on(struct stacks *s, uint32_t tid, uint64_t time)
+{
+	for (size_t i = 0; i < s->nr_retired; i++) {
+		struct retired *r = &s->retired[i];
+
+		if (r->tid == tid && r->state == RETIRED_WAIT && time >= r->at)
+			r->state = RETIRED_ENDED;
+	}
+}
+
+/* TID's stack cache entry holds ID now (0: none, the thread is gone); the id it held retires. */
 static int cache_holds(struct stacks *s, uint32_t tid, uint32_t id)
 {
 	uint32_t old = (uintptr_t)(id ? u32_map_get(&s->cached, tid) : u32_map_del(&s->cached, tid));
@@ -310,7 +344,7 @@ static int cache_holds(struct stacks *s, uint32_t tid, uint32_t id)
 		return -1;
 	if (s->cached.n > s->tables.cached_peak)
 		s->tables.cached_peak = s->cached.n;
-	return old && old != id ? retire(s, old) : 0;
+	return old && old != id ? retire(s, old, tid, !id) : 0;
 }
 
 /*
@@ -334,8 +368,10 @@ static int cache_sweep(struct stacks *s)
 		if (access(path, F_OK))
 			gone[n++] = m->keys[i];
 	}
-	for (size_t i = 0; i < n && !err; i++)
+	for (size_t i = 0; i < n && !err; i++) {
+		retired_thread_moved_on(s, gone[i], UINT64_MAX);
 		err = cache_holds(s, gone[i], 0);
+	}
 	free(gone);
 	return err;
 }
@@ -409,6 +445,8 @@ int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
 	st = intern(s, s->buf, n);
 	if (!st)
 		return -1;
+	if (s->nr_retired)
+		retired_thread_moved_on(s, c->tid, c->time);
 	/*
 	 * --stack-cache verify: the stack the cache would have reused, compared
 	 * (a spill id's: a kernel walk's entry, --unwind-in kernel).
@@ -430,6 +468,9 @@ void stacks_forget_pid(struct stacks *s, uint32_t pid)
 
 int stacks_forget_tid(struct stacks *s, uint32_t tid)
 {
+	/* Gone: no block of it is in progress. */
+	if (s->nr_retired)
+		retired_thread_moved_on(s, tid, UINT64_MAX);
 	if (!s->unwinder || !u32_map_get(&s->cached, tid))
 		return 0;
 	/* Its entry in the cache map too: it would linger until the map fills. */
@@ -439,25 +480,29 @@ int stacks_forget_tid(struct stacks *s, uint32_t tid)
 
 void stacks_drain_begin(struct stacks *s)
 {
-	s->retired_safe = s->nr_retired;
+	for (size_t i = 0; i < s->nr_retired; i++)
+		if (s->retired[i].state == RETIRED_ENDED)
+			s->retired[i].state = RETIRED_DRAINING;
 }
 
 void stacks_drain_end(struct stacks *s)
 {
-	size_t n = s->retired_safe;
+	size_t kept = 0;
 	void *v;
 
 	if (s->unwinder)
 		unwinder_sweep(s->unwinder);
-	if (!n)
-		return;
-	for (size_t i = 0; i < n; i++)
-		if ((v = u32_map_get(&s->unwound, s->retired[i])) &&
-		    ((uintptr_t)v & UNWOUND_CACHED))
-			unwound_del(s, s->retired[i], v);
-	memmove(s->retired, s->retired + n, (s->nr_retired - n) * sizeof(*s->retired));
-	s->nr_retired -= n;
-	s->retired_safe = 0;
+	for (size_t i = 0; i < s->nr_retired; i++) {
+		struct retired *r = &s->retired[i];
+
+		if (r->state != RETIRED_DRAINING) {
+			s->retired[kept++] = *r;
+			continue;
+		}
+		if ((v = u32_map_get(&s->unwound, r->id)) && ((uintptr_t)v & UNWOUND_CACHED))
+			unwound_del(s, r->id, v);
+	}
+	s->nr_retired = kept;
 }
 
 const struct stacks_tables *stacks_tables(struct stacks *s)

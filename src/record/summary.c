@@ -207,6 +207,10 @@ void summary_print(const struct offcpu_opts *o, const struct probe *p,
 	for (int i = 0; i < DROP_MAX; i++)
 		if (n[i])
 			fprintf(stderr, "[ offcpu: %llu %s ]\n", (unsigned long long)n[i], what[i]);
+	if (n[STAT_USTACK_UNKNOWN])
+		fprintf(stderr, "[ offcpu: %llu samples without their user stack: its id named "
+			"nothing known any more (a bug: please report it) ]\n",
+			(unsigned long long)n[STAT_USTACK_UNKNOWN]);
 	if (n[STAT_UNSEEN_ENDED])
 		fprintf(stderr, "[ offcpu: %llu blocks whose switch-in had no sched_switch event, "
 			"ended from their thread's CPU time (tp,hash: at the CPU's last switch seen) ]\n",
