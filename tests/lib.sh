@@ -43,6 +43,17 @@ wait_recording() {
 # -o BASE, as perf names them (BASE.YYYYmmddHHMMSSCC), oldest first.
 rotated_files() { ls -1 "$1".* 2>/dev/null | grep -E "^$1\.[0-9]{16}\$"; }
 
+# rss_every_5s PID FILE: PID's VmRSS ("SECONDS KiB" lines) appended to FILE
+# every 5 s until PID ends; returns PID's exit status.
+rss_every_5s() {
+	local pid=$1 out=$2
+	while kill -0 "$pid" 2>/dev/null; do
+		awk -v t="$SECONDS" '/^VmRSS/ { print t, $2 }' "/proc/$pid/status" 2>/dev/null >>"$out"
+		sleep 5
+	done
+	wait "$pid"
+}
+
 # bad_value NAME PATTERN ARGS...: offcpu ARGS refused as a bad option
 # should be: exit 2, one line holding PATTERN, nothing written; the check
 # is named $T-bad-NAME.
