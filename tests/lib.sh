@@ -121,3 +121,13 @@ need_bpf() {
 		[ -x "$f" ] || { fail "$name" "$f not built"; return 1; }
 	done
 }
+
+# record_blocker NAME: need_bpf NAME for $BLOCKER, then 2 s of it recorded
+# into $WORK/r.data (its output in r.out, offcpu's stderr in rec.err);
+# NAME-record fails where the recording does.  Non-zero: no recording.
+record_blocker() {
+	need_bpf "$1" "$BLOCKER" || return 1
+	"$OFFCPU" -o "$WORK/r.data" -- "$BLOCKER" -t 2 >"$WORK/r.out" 2>"$WORK/rec.err" && return 0
+	fail "$1-record" "$(tail -n 1 "$WORK/rec.err")"
+	return 1
+}
