@@ -71,6 +71,22 @@ bad_value() {
 	fi
 }
 
+# one_line_error NAME PATTERN CMD...: CMD (offcpu given what it cannot
+# run with) must exit non-zero with exactly one line on stderr, matching
+# the extended regex PATTERN.
+one_line_error() {
+	local name=$1 pat=$2 rc lines
+	shift 2
+	"$@" >"$WORK/one-line.out" 2>"$WORK/one-line.err"
+	rc=$?
+	lines=$(grep -c . "$WORK/one-line.err")
+	if [ $rc -ne 0 ] && [ "$lines" -eq 1 ] && grep -qE -- "$pat" "$WORK/one-line.err"; then
+		pass "$name"
+	else
+		fail "$name" "exit $rc, $lines lines: $(head -c 200 "$WORK/one-line.err" | tr '\n' ' ')"
+	fi
+}
+
 # use_host_btf: make $OFFCPU record on a host kernel without BTF
 # (/sys/kernel/btf/vmlinux), as users of such kernels do: through --btf with
 # a minimal BTF reduced from the kernel's own vmlinux (DWARF or .BTF:
