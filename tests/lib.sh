@@ -147,3 +147,38 @@ record_blocker() {
 	fail "$1-record" "$(tail -n 1 "$WORK/rec.err")"
 	return 1
 }
+
+# record_distro PREFIX NAME [offcpu options]: offcpu -v records 2 s of
+# $DISTRO into $WORK/NAME.data (the workload's output NAME.out, offcpu's
+# stderr NAME.err) and folds it into NAME.folded; fails PREFIX-NAME-runs or
+# PREFIX-NAME-report where either step fails.
+record_distro() {
+	local prefix=$1 name=$2
+	shift 2
+	"$OFFCPU" -v "$@" -o "$WORK/$name.data" -- "$DISTRO" -t 2 >"$WORK/$name.out" 2>"$WORK/$name.err" ||
+		fail "$prefix-$name-runs" "exit $?: $(tail -n 1 "$WORK/$name.err")"
+	"$OFFCPU" report -i "$WORK/$name.data" --folded >"$WORK/$name.folded" 2>"$WORK/$name.rerr" ||
+		fail "$prefix-$name-report" "exit $?: $(head -n 1 "$WORK/$name.rerr")"
+}
+
+# verified CHECK ERR LINE RE MIN N BAD: offcpu's -v line holding LINE (a
+# fixed string) in ERR, logged; RE (sed -E) takes two numbers from it, N
+# and BAD.  CHECK passes where N > MIN and BAD is 0.
+verified() {
+	local line n bad
+	line=$(grep -F -m1 -- "$3" "$2")
+	echo "    ${line:-no $3 line}"
+	read -r n bad <<<"$(sed -nE "s/$4/\1 \2/p" <<<"$line")"
+	if [ "${n:-0}" -gt "$5" ] && [ "${bad:-1}" -eq 0 ]; then
+		pass "$1"
+	else
+		fail "$1" "$6 ${n:-?}, $7 ${bad:-?}"
+	fi
+}
+
+# stack_cache_verified CHECK ERR: --stack-cache verify's line in ERR counts
+# reuses, none of them wrong (a reused id whose stack differs).
+stack_cache_verified() {
+	verified "$1" "$2" 'stack cache (verify)' \
+		'.*: ([0-9]+) of [0-9]+ user.*, ([0-9]+) of those wrong.*' 0 reusable wrong
+}
