@@ -166,11 +166,11 @@ $(B)/offcpu: $(patsubst src/%.c,$(B)/%.o,$(SRCS)) $(B)/profile.pb-c.o $(B)/embed
 
 # Test workloads: static, symbols kept, frame pointers (back chain on s390x).
 workloads: $(B)/blocker $(B)/blocker-bid $(B)/seccomp_run $(B)/distro $(B)/stuck
-$(B)/blocker: tests/workload/blocker.c $(BOARD_MK) $(TC)/.done | $(B)
+$(B)/blocker: tests/workload/blocker.c tests/workload/task_clock.h $(BOARD_MK) $(TC)/.done | $(B)
 	$(CC) -std=gnu11 $(WARN) -static -O2 -g $(WORKLOAD_CFLAGS) -pthread $< -o $@
 # The same with a build-id (this toolchain adds none by default): the
 # container test checks files by it (t_container).
-$(B)/blocker-bid: tests/workload/blocker.c $(BOARD_MK) $(TC)/.done | $(B)
+$(B)/blocker-bid: tests/workload/blocker.c tests/workload/task_clock.h $(BOARD_MK) $(TC)/.done | $(B)
 	$(CC) -std=gnu11 $(WARN) -static -O2 -g $(WORKLOAD_CFLAGS) -Wl,--build-id=sha1 -pthread $< -o $@
 # Threads that block and never wake (still-blocked threads, t_blocked).
 $(B)/stuck: tests/workload/stuck.c $(BOARD_MK) $(TC)/.done | $(B)
@@ -189,7 +189,7 @@ build/host/oncpu: tests/workload/oncpu.c
 # dynamic, -O2, no frame-pointer or back-chain flags (CFI unwinding, issue 13);
 # DISTRO_CFLAGS: the defaults where the suite's native compiler has other
 # ones than the cross gcc-12 (board/*.mk).
-$(B)/distro: tests/workload/distro.c $(BOARD_MK) | $(B)
+$(B)/distro: tests/workload/distro.c tests/workload/task_clock.h $(BOARD_MK) | $(B)
 	$(TRIPLE)-gcc-12 -std=gnu11 $(WARN) -O2 -g $(DISTRO_CFLAGS) -pthread $< -o $@
 # Runs a command as if the kernel had no bpf() or no sched_switch (t_seccomp).
 $(B)/seccomp_run: tests/seccomp_run.c $(TC)/.done | $(B)

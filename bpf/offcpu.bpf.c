@@ -431,13 +431,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 				       __u64 *now)
 {
 	struct offcpu_start *s;
-	__u64 pid_tgid;
 	__u32 pid, tid;
 
-	/* prev is still current at sched_switch: one helper gives both ids. */
-	pid_tgid = bpf_get_current_pid_tgid();
-	pid = pid_tgid >> 32;
-	tid = (__u32)pid_tgid;
+	/* prev is still current at sched_switch. */
+	current_ids(&pid, &tid);
 	if (!(state & cfg.state_mask)) {
 		/* Preempted or exiting: only a block still open needs ending. */
 		if (cfg.user_only && (TASK_READ(tp_btf, prev, flags) & OFFCPU_PF_KTHREAD))

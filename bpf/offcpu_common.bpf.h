@@ -114,6 +114,15 @@ static __always_inline void count(__u32 what)
 		*n += 1;
 }
 
+/* The current task's tgid (PID) and thread id (TID): one helper call gives both. */
+static __always_inline void current_ids(__u32 *pid, __u32 *tid)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	*pid = pid_tgid >> 32;
+	*tid = (__u32)pid_tgid;
+}
+
 /*
  * Filters that need no task field: offcpu itself, the idle task, -p, -t, -C.
  * PID is the tgid, TID the thread.

@@ -87,12 +87,9 @@ static __always_inline void end_unseen(__u32 tid, struct offcpu_start *s, __u64 
 static __always_inline void switch_out(void *ctx, __u32 state, __u64 last, __u64 *now)
 {
 	struct offcpu_start *s;
-	__u64 pid_tgid;
 	__u32 pid, tid;
 
-	pid_tgid = bpf_get_current_pid_tgid();
-	pid = pid_tgid >> 32;
-	tid = (__u32)pid_tgid;
+	current_ids(&pid, &tid);
 	if (!(state & cfg.state_mask)) {
 		/* prev ran: a start it still has is from a switch-in not seen. */
 		s = tid_start_of(tid, false);

@@ -28,10 +28,8 @@ static __always_inline void note_waker(void *ctx, struct offcpu_start *s, bool k
 				       __u32 irqctx)
 {
 	struct offcpu_waker *w = &s->waker;
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
 
-	w->pid = pid_tgid >> 32;
-	w->tid = (__u32)pid_tgid;
+	current_ids(&w->pid, &w->tid);
 	w->flags = OFFCPU_WAKER_SEEN | (kthread ? OFFCPU_WAKER_KTHREAD : 0) | irqctx;
 	bpf_get_current_comm(w->comm, sizeof(w->comm));
 	w->ustack = -1;

@@ -383,6 +383,18 @@ def blocked_verdict(a, c, release):
 	return (None, EARLY_SAID[early[0]]) if ok else ('still blocked: ' + why, '')
 
 
+class CellFailed(Exception):
+	"""A check's reason to fail the cell."""
+
+
+def passed(why, what=None):
+	"""WHAT a check found, where it gave no reason WHY to fail the cell
+	(else CellFailed(WHY))."""
+	if why:
+		raise CellFailed(why)
+	return what
+
+
 def cell_verdict(a, c, info):
 	"""(verdict, stacks or reason, note) of every recording of the boot;
 	INFO gets the variants and btf sources, one part per recording."""
@@ -407,29 +419,15 @@ def cell_verdict(a, c, info):
 			return verdict, f'{name}: {what}', ''
 		stacks.append(f'{name.split(" ")[0]} {what}')
 	release = c.section('uname').split(' ')[0]
-	why = host_report_verdict(a)
-	if why:
-		return 'FAIL', why[:224], ''
-	why, blocked = blocked_verdict(a, c, release)
-	if why:
-		return 'FAIL', why[:224], ''
-	why = wakers_verdict(a, c, walks_user_stacks(a.board, release))
-	if why:
-		return 'FAIL', why[:224], ''
-	why, distro = distro_verdict(a, c)
-	if why:
-		return 'FAIL', why[:224], ''
-	why, control = distro_fp_verdict(a, c)
-	if why:
-		return 'FAIL', why[:224], ''
-	distro += control
-	why = host_archive_verdict(a)
-	if why:
-		return 'FAIL', why[:224], ''
-	why, walked = kunwind_verdict(a, c)
-	if why:
-		return 'FAIL', why[:224], ''
-	note += walked
+	try:
+		passed(host_report_verdict(a))
+		blocked = passed(*blocked_verdict(a, c, release))
+		passed(wakers_verdict(a, c, walks_user_stacks(a.board, release)))
+		distro = passed(*distro_verdict(a, c)) + passed(*distro_fp_verdict(a, c))
+		passed(host_archive_verdict(a))
+		note += passed(*kunwind_verdict(a, c))
+	except CellFailed as e:
+		return 'FAIL', str(e)[:224], ''
 	stacks.append(distro)
 	if jitoff and c.rc.get('probe-jitoff') != '0':
 		note += '; JIT off at boot: offcpu named the sysctl, then it was turned on'

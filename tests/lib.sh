@@ -43,6 +43,17 @@ wait_recording() {
 # -o BASE, as perf names them (BASE.YYYYmmddHHMMSSCC), oldest first.
 rotated_files() { ls -1 "$1".* 2>/dev/null | grep -E "^$1\.[0-9]{16}\$"; }
 
+# rss_every_5s PID FILE: PID's VmRSS ("SECONDS KiB" lines) appended to FILE
+# every 5 s until PID ends; returns PID's exit status.
+rss_every_5s() {
+	local pid=$1 out=$2
+	while kill -0 "$pid" 2>/dev/null; do
+		awk -v t="$SECONDS" '/^VmRSS/ { print t, $2 }' "/proc/$pid/status" 2>/dev/null >>"$out"
+		sleep 5
+	done
+	wait "$pid"
+}
+
 # bad_value NAME PATTERN ARGS...: offcpu ARGS refused as a bad option
 # should be: exit 2, one line holding PATTERN, nothing written; the check
 # is named $T-bad-NAME.
@@ -57,6 +68,22 @@ bad_value() {
 		pass "$T-bad-$name"
 	else
 		fail "$T-bad-$name" "exit $rc, $lines lines: $(head -c 200 "$WORK/bad.err" | tr '\n' ' ')"
+	fi
+}
+
+# one_line_error NAME PATTERN CMD...: CMD (offcpu given what it cannot
+# run with) must exit non-zero with exactly one line on stderr, matching
+# the extended regex PATTERN.
+one_line_error() {
+	local name=$1 pat=$2 rc lines
+	shift 2
+	"$@" >"$WORK/one-line.out" 2>"$WORK/one-line.err"
+	rc=$?
+	lines=$(grep -c . "$WORK/one-line.err")
+	if [ $rc -ne 0 ] && [ "$lines" -eq 1 ] && grep -qE -- "$pat" "$WORK/one-line.err"; then
+		pass "$name"
+	else
+		fail "$name" "exit $rc, $lines lines: $(head -c 200 "$WORK/one-line.err" | tr '\n' ' ')"
 	fi
 }
 
@@ -109,4 +136,49 @@ need_bpf() {
 	for f in "$@"; do
 		[ -x "$f" ] || { fail "$name" "$f not built"; return 1; }
 	done
+}
+
+# record_blocker NAME: need_bpf NAME for $BLOCKER, then 2 s of it recorded
+# into $WORK/r.data (its output in r.out, offcpu's stderr in rec.err);
+# NAME-record fails where the recording does.  Non-zero: no recording.
+record_blocker() {
+	need_bpf "$1" "$BLOCKER" || return 1
+	"$OFFCPU" -o "$WORK/r.data" -- "$BLOCKER" -t 2 >"$WORK/r.out" 2>"$WORK/rec.err" && return 0
+	fail "$1-record" "$(tail -n 1 "$WORK/rec.err")"
+	return 1
+}
+
+# record_distro PREFIX NAME [offcpu options]: offcpu -v records 2 s of
+# $DISTRO into $WORK/NAME.data (the workload's output NAME.out, offcpu's
+# stderr NAME.err) and folds it into NAME.folded; fails PREFIX-NAME-runs or
+# PREFIX-NAME-report where either step fails.
+record_distro() {
+	local prefix=$1 name=$2
+	shift 2
+	"$OFFCPU" -v "$@" -o "$WORK/$name.data" -- "$DISTRO" -t 2 >"$WORK/$name.out" 2>"$WORK/$name.err" ||
+		fail "$prefix-$name-runs" "exit $?: $(tail -n 1 "$WORK/$name.err")"
+	"$OFFCPU" report -i "$WORK/$name.data" --folded >"$WORK/$name.folded" 2>"$WORK/$name.rerr" ||
+		fail "$prefix-$name-report" "exit $?: $(head -n 1 "$WORK/$name.rerr")"
+}
+
+# verified CHECK ERR LINE RE MIN N BAD: offcpu's -v line holding LINE (a
+# fixed string) in ERR, logged; RE (sed -E) takes two numbers from it, N
+# and BAD.  CHECK passes where N > MIN and BAD is 0.
+verified() {
+	local line n bad
+	line=$(grep -F -m1 -- "$3" "$2")
+	echo "    ${line:-no $3 line}"
+	read -r n bad <<<"$(sed -nE "s/$4/\1 \2/p" <<<"$line")"
+	if [ "${n:-0}" -gt "$5" ] && [ "${bad:-1}" -eq 0 ]; then
+		pass "$1"
+	else
+		fail "$1" "$6 ${n:-?}, $7 ${bad:-?}"
+	fi
+}
+
+# stack_cache_verified CHECK ERR: --stack-cache verify's line in ERR counts
+# reuses, none of them wrong (a reused id whose stack differs).
+stack_cache_verified() {
+	verified "$1" "$2" 'stack cache (verify)' \
+		'.*: ([0-9]+) of [0-9]+ user.*, ([0-9]+) of those wrong.*' 0 reusable wrong
 }

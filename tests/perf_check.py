@@ -118,6 +118,16 @@ def summarize(samples, pid=None):
     return s
 
 
+def workload_lines(path):
+    """The lines a workload printed to PATH; a file that cannot be read ends
+    the check (a check against no truth must not pass)."""
+    try:
+        with open(path) as f:
+            return f.read().splitlines()
+    except OSError as e:
+        sys.exit(f'workload output {path}: {e.strerror}')
+
+
 def read_truth(path):
     """The workload's own measurements:
     {(tid, comm): {function: (ns, count, preempted_ns)}}.
@@ -126,10 +136,7 @@ def read_truth(path):
     per thread and function (see tests/workload/blocker.c).  An empty or missing file, or one without those lines, is
     an error: a check against no truth must not pass."""
     truth = defaultdict(dict)
-    try:
-        lines = open(path).read().splitlines()
-    except OSError as e:
-        sys.exit(f'workload output {path}: {e.strerror}')
+    lines = workload_lines(path)
     for line in lines:
         p = line.split()
         if len(p) == 7 and p[0] == 'thread':
@@ -537,10 +544,7 @@ def read_distro_truth(path):
     preempted too (runnable, not blocked: the error a check allows)."""
     truth = {}
     preempted = defaultdict(int)
-    try:
-        lines = open(path).read().splitlines()
-    except OSError as e:
-        sys.exit(f'workload output {path}: {e.strerror}')
+    lines = workload_lines(path)
     for line in lines:
         p = line.split()
         if len(p) == 4 and p[0] == 'path':

@@ -42,16 +42,20 @@
 			     (sizeof(((struct seccomp_data *)0)->field) == 8 ? LO : 0))
 #define RET(v) BPF_STMT(BPF_RET | BPF_K, (v))
 
+/* The filters' start: calls of another ABI and every call but bpf() pass. */
+#define PASS_ALL_BUT_BPF							\
+	LD(arch),								\
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0),			\
+	RET(SECCOMP_RET_ALLOW),							\
+	LD(nr),									\
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bpf, 1, 0),			\
+	RET(SECCOMP_RET_ALLOW)
+
 int main(int argc, char **argv)
 {
 	/* bpf(cmd, ...): cmd is args[0]. */
 	struct sock_filter notp[] = {
-		LD(arch),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0),
-		RET(SECCOMP_RET_ALLOW),
-		LD(nr),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bpf, 1, 0),
-		RET(SECCOMP_RET_ALLOW),
+		PASS_ALL_BUT_BPF,
 		LD(args[0]),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, BPF_RAW_TRACEPOINT_OPEN, 2, 0),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, BPF_LINK_CREATE, 1, 0),
@@ -59,13 +63,8 @@ int main(int argc, char **argv)
 		RET(SECCOMP_RET_ERRNO | ENOENT),
 	};
 	struct sock_filter nobpf[] = {
-		LD(arch),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0),
-		RET(SECCOMP_RET_ALLOW),
-		LD(nr),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bpf, 0, 1),
+		PASS_ALL_BUT_BPF,
 		RET(SECCOMP_RET_ERRNO | ENOSYS),
-		RET(SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog;
 

@@ -93,15 +93,7 @@ done
 # --call-graph fp must fail that check: libc has no frame pointers.
 CHECK="python3 $ROOT/tests/perf_check.py"
 need_bpf cfi-record "$OFFCPU" || exit 0
-record_distro() {	# NAME [offcpu options]
-	local name=$1
-	shift
-	"$OFFCPU" -v "$@" -o "$WORK/$name.data" -- "$DISTRO" -t 2 >"$WORK/$name.out" 2>"$WORK/$name.err" ||
-		fail "cfi-record-$name-runs" "exit $?: $(tail -n 1 "$WORK/$name.err")"
-	"$OFFCPU" report -i "$WORK/$name.data" --folded >"$WORK/$name.folded" 2>"$WORK/$name.rerr" ||
-		fail "cfi-record-$name-report" "exit $?: $(head -n 1 "$WORK/$name.rerr")"
-}
-record_distro dwarf
+record_distro cfi-record dwarf
 if grep -q '^user stacks: copied' "$WORK/dwarf.err"; then
 	check cfi-record-distro-truth $CHECK distro "$WORK/dwarf.data" "$WORK/dwarf.out" \
 		--folded "$WORK/dwarf.folded"
@@ -113,7 +105,7 @@ fi
 # the user registers at the top of the thread's kernel stack, as the
 # kernel's task_pt_regs() does: the same truth through raw_tp, and its
 # dwarf stack cache (verify: every stack walked, wrong reuses counted).
-record_distro rawtp --variant raw_tp,hash --stack-cache verify
+record_distro cfi-record rawtp --variant raw_tp,hash --stack-cache verify
 if grep -q '^user registers: at the top of the task' "$WORK/rawtp.err"; then
 	check cfi-record-distro-truth-task-stack $CHECK distro "$WORK/rawtp.data" "$WORK/rawtp.out" \
 		--folded "$WORK/rawtp.folded"
@@ -123,25 +115,10 @@ fi
 # The dwarf stack cache reuses a copy's id only when the registers and every
 # stack word its unwinding read are unchanged: verify walks every stack and
 # counts the reuses whose stack differs.
-verify_line() {	# NAME: its recording's verify line holds reuses and no wrong one
-	local line reusable wrong
-	line=$(grep 'stack cache (verify)' "$WORK/$1.err")
-	read -r reusable wrong <<<"$(sed -E 's/.*: ([0-9]+) of [0-9]+ user.*, ([0-9]+) of those wrong.*/\1 \2/' <<<"$line")"
-	echo "    $line"
-	[ -n "$line" ] && [ "${wrong:-1}" -eq 0 ] && [ "${reusable:-0}" -gt 0 ]
-}
-record_distro verify --stack-cache verify
-if verify_line verify; then
-	pass cfi-record-stack-cache-verify
-else
-	fail cfi-record-stack-cache-verify "$(grep -m1 'stack cache' "$WORK/verify.err" || tail -n 1 "$WORK/verify.err")"
-fi
-if verify_line rawtp; then
-	pass cfi-record-stack-cache-verify-task-stack
-else
-	fail cfi-record-stack-cache-verify-task-stack "$(grep -m1 'stack cache' "$WORK/rawtp.err" || tail -n 1 "$WORK/rawtp.err")"
-fi
-record_distro fp --call-graph fp
+record_distro cfi-record verify --stack-cache verify
+stack_cache_verified cfi-record-stack-cache-verify "$WORK/verify.err"
+stack_cache_verified cfi-record-stack-cache-verify-task-stack "$WORK/rawtp.err"
+record_distro cfi-record fp --call-graph fp
 # The reach share leaves out blocks before main (execve, ld.so's start: a
 # cold page cache makes some); never a cut stack.
 check cfi-record-startup-left-out $CHECK selftest

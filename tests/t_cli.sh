@@ -12,19 +12,14 @@ source "$(dirname "$0")/lib.sh"
 "$OFFCPU" --version >"$WORK/ver" 2>&1 && grep -q 'offcpu .*libbpf [0-9]' "$WORK/ver" \
 	&& pass cli-version || fail cli-version "$(tr '\n' ' ' < "$WORK/ver")"
 
-# expect_error NAME PATTERN ARGS...: exit != 0, exactly one line, matching PATTERN.
-# $WRAP, if set, runs offcpu (seccomp_run MODE).
+# expect_error NAME PATTERN ARGS...: offcpu ARGS in $WORK/cwd, checked by
+# one_line_error as cli-error-NAME.  $WRAP, if set, runs offcpu (seccomp_run
+# MODE, setpriv ...).
 expect_error() {
-	local name=$1 pat=$2 rc lines
+	local name=$1 pat=$2
 	shift 2
-	(cd "$WORK/cwd" && ${WRAP:-} "$OFFCPU" "$@") >"$WORK/out" 2>"$WORK/err" </dev/null
-	rc=$?
-	lines=$(grep -c . "$WORK/err")
-	if [ $rc -ne 0 ] && [ "$lines" -eq 1 ] && grep -qE -- "$pat" "$WORK/err"; then
-		pass "cli-error-$name"
-	else
-		fail "cli-error-$name" "exit $rc, $lines lines: $(head -c 200 "$WORK/err" | tr '\n' ' ')"
-	fi
+	# shellcheck disable=SC2086
+	(cd "$WORK/cwd" && one_line_error "cli-error-$name" "$pat" ${WRAP:-} "$OFFCPU" "$@") </dev/null
 }
 
 mkdir -p "$WORK/cwd"
@@ -66,15 +61,8 @@ fi
 
 # Not root and without CAP_BPF/CAP_PERFMON: one line saying so.
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
-	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-		"$OFFCPU" -d 1 -o /tmp/offcpu-nobody.data >"$WORK/out" 2>"$WORK/err"
-	rc=$?
-	if [ $rc -ne 0 ] && [ "$(grep -c . "$WORK/err")" -eq 1 ] &&
-	   grep -q "run as root or with CAP_BPF and CAP_PERFMON" "$WORK/err"; then
-		pass cli-error-not-root
-	else
-		fail cli-error-not-root "exit $rc: $(head -c 200 "$WORK/err")"
-	fi
+	WRAP="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all" \
+		expect_error not-root "run as root or with CAP_BPF and CAP_PERFMON" -d 1 -o /tmp/offcpu-nobody.data
 fi
 
 # kill -9: no half-written file under the output name; an old one survives.

@@ -262,12 +262,7 @@ stalled long 10 60 2000
 out=$WORK/mem
 "$OFFCPU" -v --flight-recorder 10,256K --trigger-block 1500 --off-cpu-thresh 1 -o "$out.data" -- \
 	"$BLOCKER" -t 600 -S 2000 >"$out.out" 2>"$out.err" &
-op=$!
-while kill -0 $op 2>/dev/null; do
-	awk -v t="$SECONDS" '/^VmRSS/ { print t, $2 }' /proc/$op/status 2>/dev/null >>"$out.rss"
-	sleep 5
-done
-wait $op
+rss_every_5s $! "$out.rss"
 rc=$?
 # The window's own peak is within the cap (it is one buffer of the cap);
 # the process's RSS after the first minute grows by less than the cap and

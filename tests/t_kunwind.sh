@@ -27,21 +27,13 @@ if [ "$(board_var x86_64 KUNWIND)" != 1 ]; then
 	exit 0
 fi
 
-record() {	# NAME [offcpu options]
-	local name=$1
-	shift
-	"$OFFCPU" -v "$@" -o "$WORK/$name.data" -- "$DISTRO" -t 2 >"$WORK/$name.out" 2>"$WORK/$name.err" ||
-		fail "$T-$name-runs" "exit $?: $(tail -n 1 "$WORK/$name.err")"
-	"$OFFCPU" report -i "$WORK/$name.data" --folded >"$WORK/$name.folded" 2>"$WORK/$name.rerr" ||
-		fail "$T-$name-report" "exit $?: $(head -n 1 "$WORK/$name.rerr")"
-}
 # counts NAME: "kernel copied fp" from its -v line.
 counts() {
 	sed -nE 's/.*user stacks: ([0-9]+) unwound in the kernel, ([0-9]+) copied, ([0-9]+) by frame pointer.*/\1 \2 \3/p' \
 		"$WORK/$1.err"
 }
 
-record kernel --unwind-in kernel
+record_distro $T kernel --unwind-in kernel
 echo "    $(grep -m1 '^user stacks' "$WORK/kernel.err")"
 grep 'unwound in the kernel\|kernel unwinding' "$WORK/kernel.err" | sed 's/^/    /'
 
@@ -60,30 +52,17 @@ fi
 
 # verify: every walked stack also copied and unwound in user space (the
 # stack cache off, so every block is walked); none may differ.
-record verify --unwind-in verify --stack-cache off
-line=$(grep 'kernel unwinding (verify)' "$WORK/verify.err" || true)
-echo "    ${line:-no verify line}"
-read -r compared differ <<<"$(sed -nE 's/.*: ([0-9]+) walked stacks compared.*, ([0-9]+) of those differ.*/\1 \2/p' <<<"$line")"
-if [ "${compared:-0}" -gt 100 ] && [ "${differ:-1}" -eq 0 ]; then
-	pass $T-same-stacks
-else
-	fail $T-same-stacks "compared ${compared:-?}, differ ${differ:-?}"
-fi
+record_distro $T verify --unwind-in verify --stack-cache off
+verified $T-same-stacks "$WORK/verify.err" 'kernel unwinding (verify)' \
+	'.*: ([0-9]+) walked stacks compared.*, ([0-9]+) of those differ.*' 100 compared differ
 
 # The stack cache fed by the walks: a walked stack's entry holds the
 # registers and every word the walk read; verify copies every block anyway
 # and counts the reuses whose stack differs (none may).
-record cache --unwind-in kernel --stack-cache verify
-line=$(grep 'stack cache (verify)' "$WORK/cache.err" || true)
-echo "    ${line:-no stack cache line}"
-read -r reusable wrong <<<"$(sed -nE 's/.*: ([0-9]+) of [0-9]+ user.*, ([0-9]+) of those wrong.*/\1 \2/p' <<<"$line")"
-if [ "${reusable:-0}" -gt 0 ] && [ "${wrong:-1}" -eq 0 ]; then
-	pass $T-stack-cache-verify
-else
-	fail $T-stack-cache-verify "reusable ${reusable:-?}, wrong ${wrong:-?}"
-fi
+record_distro $T cache --unwind-in kernel --stack-cache verify
+stack_cache_verified $T-stack-cache-verify "$WORK/cache.err"
 
-record norows --unwind-in kernel --unwind-rows 1
+record_distro $T norows --unwind-in kernel --unwind-rows 1
 check $T-fallback-truth $CHECK distro "$WORK/norows.data" "$WORK/norows.out" --folded "$WORK/norows.folded"
 read -r kern copied fp <<<"$(counts norows)"
 if [ "${kern:-1}" -eq 0 ] && [ "${copied:-0}" -gt 0 ] && [ "${fp:-1}" -eq 0 ]; then

@@ -122,12 +122,6 @@ else
 fi
 
 # Neither BTF nor tracefs (all of /sys/kernel hidden): one line naming both.
-unshare -m sh -c 'mount -t tmpfs none /sys/kernel && exec "$@"' sh \
-	"$OFFCPU" -d 1 -o "$WORK/neither.data" >"$WORK/neither" 2>&1
-rc=$?
-if [ $rc -ne 0 ] && [ "$(wc -l <"$WORK/neither")" -eq 1 ] &&
-   grep -q 'no BTF for kernel .* and no tracepoint format' "$WORK/neither"; then
-	pass nobtf-neither-one-line
-else
-	fail nobtf-neither-one-line "exit $rc: $(cat "$WORK/neither")"
-fi
+one_line_error nobtf-neither-one-line 'no BTF for kernel .* and no tracepoint format' \
+	unshare -m sh -c 'mount -t tmpfs none /sys/kernel && exec "$@"' sh \
+	"$OFFCPU" -d 1 -o "$WORK/neither.data"

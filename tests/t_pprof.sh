@@ -193,13 +193,7 @@ status_checks() {
 	fi
 }
 
-if [ "$(id -u)" != 0 ]; then
-	skip pprof "needs root to record"
-elif ! use_host_btf; then
-	skip pprof "$BTF_WHY"
-elif ! "$OFFCPU" -o "$WORK/r.data" -- "$BLOCKER" -t 2 >"$WORK/r.out" 2>"$WORK/rec.err"; then
-	fail pprof-record "$(tail -n 1 "$WORK/rec.err")"
-else
+if record_blocker pprof; then
 	pprof_checks
 	pprof_bad with-svg 2 -i "$WORK/r.data" --pprof "$WORK/x.pb.gz" --svg "$WORK/x.svg"
 	pprof_bad unwritable 1 -i "$WORK/r.data" --pprof "$WORK/no/such/dir/p.pb.gz"

@@ -242,13 +242,7 @@ sys.exit('no build-id note')
 PY
 }
 
-if [ "$(id -u)" != 0 ]; then
-	skip report "needs root to record"
-elif ! use_host_btf; then
-	skip report "$BTF_WHY"
-elif ! "$OFFCPU" -o "$WORK/r.data" -- "$BLOCKER" -t 2 >"$WORK/r.out" 2>"$WORK/rec.err"; then
-	fail report-record "$(tail -n 1 "$WORK/rec.err")"
-else
+if record_blocker report; then
 	record_checks
 	build_id_checks
 	cp "$WORK/r.data" "$WORK/trunc.data"

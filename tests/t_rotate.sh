@@ -174,12 +174,7 @@ rotated long 10s 38 4
 # most 10084 KiB): every table that follows threads is pruned as they exit.
 out=$WORK/mem
 "$OFFCPU" -v --switch-output=60s -o "$out.data" -- "$BLOCKER" -t 600 >"$out.out" 2>"$out.err" &
-op=$!
-while kill -0 $op 2>/dev/null; do
-	awk -v t="$SECONDS" '/^VmRSS/ { print t, $2 }' /proc/$op/status 2>/dev/null >>"$out.rss"
-	sleep 5
-done
-wait $op
+rss_every_5s $! "$out.rss"
 rc=$?
 n=$(rotated_files "$out.data" | wc -l)
 if [ $rc -eq 0 ] && [ "$n" -ge 10 ] && awk '

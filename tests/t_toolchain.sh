@@ -135,13 +135,20 @@ check_target() {	# target cc run
 	runs "toolchain-$t-run" $run "$WORK/t-$t"
 }
 
-check_target host gcc ""
-for mk in "$ROOT"/board/*.mk; do
-	b=$(basename "$mk" .mk)
-	run=$(board_var "$b" QEMU_USER)
-	[ "$(board_var "$b" UNAME_M)" = "$(uname -m)" ] && run=
-	check_target "$b" "$(board_var "$b" TRIPLE)-gcc-12 -specs $CACHE/toolchain/$b/musl-gcc.specs" "$run"
-done
+# each_target FN: FN TARGET CC RUN for the host (gcc) and every board (its
+# cross gcc on its musl toolchain; RUN: the board's qemu-user, none where
+# the board is this machine's architecture).
+each_target() {
+	local mk b run
+	"$1" host gcc ""
+	for mk in "$ROOT"/board/*.mk; do
+		b=$(basename "$mk" .mk)
+		run=$(board_var "$b" QEMU_USER)
+		[ "$(board_var "$b" UNAME_M)" = "$(uname -m)" ] && run=
+		"$1" "$b" "$(board_var "$b" TRIPLE)-gcc-12 -specs $CACHE/toolchain/$b/musl-gcc.specs" "$run"
+	done
+}
+each_target check_target
 
 # The symbol libraries of `offcpu report` (toolchain/symlibs.sh): current,
 # and a static program demangling C++ and Rust v0 and naming liblzma runs.
@@ -178,13 +185,7 @@ check_symlibs() {	# target cc run
 	out=$($run "$WORK/s-$t" 2>&1)
 	if [ "$out" = "$want" ]; then pass "symlibs-$t-run"; else fail "symlibs-$t-run" "got '$out', want '$want'"; fi
 }
-check_symlibs host gcc ""
-for mk in "$ROOT"/board/*.mk; do
-	b=$(basename "$mk" .mk)
-	run=$(board_var "$b" QEMU_USER)
-	[ "$(board_var "$b" UNAME_M)" = "$(uname -m)" ] && run=
-	check_symlibs "$b" "$(board_var "$b" TRIPLE)-gcc-12 -specs $CACHE/toolchain/$b/musl-gcc.specs" "$run"
-done
+each_target check_symlibs
 
 # protobuf-c's runtime of `offcpu report --pprof` (toolchain/protobuf.sh):
 # current, its library and header in place (the offcpu builds link it).

@@ -60,7 +60,7 @@ struct cfi_src {
 	size_t nr_fdes, cap_fdes;
 };
 
-static int fail(char *err, size_t len, const char *fmt, ...)
+int cfi_fail(char *err, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -393,10 +393,11 @@ static int walk_fdes(struct cfi_src *s, struct cfi_table *t, char *err, size_t l
 		else
 			rc = add_fde(s, &entry.fde);
 		if (rc < 0)
-			return fail(err, len, "out of memory reading CFI");
+			return cfi_fail(err, len, "out of memory reading CFI");
 		if (rc == ENTRY_REFUSED)
-			return fail(err, len, "CFI with an unknown opcode or a register number above %d",
-				    MAX_DWARF_REG);
+			return cfi_fail(err, len,
+					"CFI with an unknown opcode or a register number above %d",
+					MAX_DWARF_REG);
 		t->stats.bad_fdes += rc == ENTRY_SKIPPED;
 		if (next <= off)
 			break;
@@ -565,15 +566,15 @@ static int open_cfi(struct cfi_src *s, Dwarf **dw, Dwarf_CFI **cfi, char *err, s
 	if (!scn)
 		scn = find_section(s->elf, ".debug_frame");
 	if (!scn)
-		return fail(err, len, "no .eh_frame or .debug_frame");
+		return cfi_fail(err, len, "no .eh_frame or .debug_frame");
 	if (!gelf_getshdr(scn, &sh))
-		return fail(err, len, "unreadable CFI section header");
+		return cfi_fail(err, len, "unreadable CFI section header");
 	if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
-		return fail(err, len, "cannot decompress .debug_frame: %s", elf_errmsg(-1));
+		return cfi_fail(err, len, "cannot decompress .debug_frame: %s", elf_errmsg(-1));
 	s->data = elf_getdata(scn, NULL);
 	s->sh_addr = sh.sh_addr;
 	if (!s->data || !s->data->d_buf)
-		return fail(err, len, "unreadable CFI section");
+		return cfi_fail(err, len, "unreadable CFI section");
 	if (s->eh_frame) {
 		*cfi = dwarf_getcfi_elf(s->elf);
 	} else {
@@ -581,7 +582,7 @@ static int open_cfi(struct cfi_src *s, Dwarf **dw, Dwarf_CFI **cfi, char *err, s
 		*cfi = *dw ? dwarf_getcfi(*dw) : NULL;
 	}
 	if (!*cfi)
-		return fail(err, len, "libdw cannot read the CFI: %s", dwarf_errmsg(-1));
+		return cfi_fail(err, len, "libdw cannot read the CFI: %s", dwarf_errmsg(-1));
 	return 0;
 }
 
@@ -624,7 +625,7 @@ static int ehabi_of_elf(Elf *elf, struct cfi_table *t, char *err, size_t len)
 	if (!scn)
 		return 1;
 	if (!section_bytes(scn, &exidx))
-		return fail(err, len, "unreadable .ARM.exidx");
+		return cfi_fail(err, len, "unreadable .ARM.exidx");
 	section_bytes(find_section(elf, ".ARM.extab"), &extab);
 	return ehabi_table_build(&exidx, &extab, text_end(elf), t, err, len);
 }
@@ -641,13 +642,13 @@ static int build_from_elf(Elf *elf, size_t max_rows, struct cfi_table *t, char *
 	int rc = -1;
 
 	if (!gelf_getehdr(elf, &eh))
-		return fail(err, len, "not an ELF file");
+		return cfi_fail(err, len, "not an ELF file");
 	t->machine = eh.e_machine;
 	if (cfi_regs_of(eh.e_machine, &regs))
-		return fail(err, len, "unsupported ELF machine %u", eh.e_machine);
+		return cfi_fail(err, len, "unsupported ELF machine %u", eh.e_machine);
 	if (eh.e_machine == EM_ARM && (rc = ehabi_of_elf(elf, t, err, len)) <= 0) {
 		if (!rc && max_rows && t->n > max_rows)
-			rc = fail(err, len, "more than %zu EHABI rows", max_rows);
+			rc = cfi_fail(err, len, "more than %zu EHABI rows", max_rows);
 		return rc;
 	}
 	s.big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
@@ -666,9 +667,9 @@ static int build_from_elf(Elf *elf, size_t max_rows, struct cfi_table *t, char *
 	for (i = 0; i < t->n; i++)
 		t->stats.expr_rows += t->rows[i].kind == CFI_EXPR;
 	if (rc == -2)
-		rc = fail(err, len, "more than %zu CFI rows", max_rows);
+		rc = cfi_fail(err, len, "more than %zu CFI rows", max_rows);
 	else if (rc)
-		rc = fail(err, len, "out of memory building the CFI table");
+		rc = cfi_fail(err, len, "out of memory building the CFI table");
 out:
 	if (dw)
 		dwarf_end(dw);
@@ -689,15 +690,15 @@ int cfi_table_build(const char *path, int fd, size_t max_rows, struct cfi_table 
 
 	memset(t, 0, sizeof(*t));
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return fail(err, errlen, "libelf too old");
+		return cfi_fail(err, errlen, "libelf too old");
 	if (own_fd) {
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
-			return fail(err, errlen, "%s: %s", path, strerror(errno));
+			return cfi_fail(err, errlen, "%s: %s", path, strerror(errno));
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		rc = fail(err, errlen, "not an ELF file");
+		rc = cfi_fail(err, errlen, "not an ELF file");
 	} else {
 		rc = build_from_elf(elf, max_rows, t, err, errlen);
 	}
@@ -742,21 +743,21 @@ struct cfi_file *cfi_file_open(int fd, char *err, size_t errlen)
 	GElf_Ehdr eh;
 
 	if (!f) {
-		fail(err, errlen, "out of memory");
+		cfi_fail(err, errlen, "out of memory");
 		return NULL;
 	}
 	if (elf_version(EV_CURRENT) == EV_NONE) {
-		fail(err, errlen, "libelf too old");
+		cfi_fail(err, errlen, "libelf too old");
 		goto bad;
 	}
 	f->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || !gelf_getehdr(f->elf, &eh)) {
-		fail(err, errlen, "not an ELF file");
+		cfi_fail(err, errlen, "not an ELF file");
 		goto bad;
 	}
 	f->machine = eh.e_machine;
 	if (cfi_regs_of(eh.e_machine, &f->regs)) {
-		fail(err, errlen, "unsupported ELF machine %u", eh.e_machine);
+		cfi_fail(err, errlen, "unsupported ELF machine %u", eh.e_machine);
 		goto bad;
 	}
 	if (eh.e_machine == EM_ARM) {
@@ -780,7 +781,7 @@ struct cfi_file *cfi_file_open(int fd, char *err, size_t errlen)
 	drop_overlaps(&f->src);
 	f->rows = calloc(f->src.nr_fdes ? f->src.nr_fdes : 1, sizeof(*f->rows));
 	if (!f->rows) {
-		fail(err, errlen, "out of memory");
+		cfi_fail(err, errlen, "out of memory");
 		goto bad;
 	}
 	f->bytes = f->src.nr_fdes * (sizeof(*f->rows) + sizeof(*f->src.fdes));

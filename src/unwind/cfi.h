@@ -62,6 +62,12 @@ struct cfi_regs {
 int cfi_regs_of(unsigned int machine, struct cfi_regs *regs);
 
 /*
+ * The table builders' error (cfi.c, ehabi.c): FMT's message into ERR (LEN
+ * bytes); returns -1, their error return.
+ */
+int cfi_fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
  * Builds T from the ELF file at PATH (or FD, an open ELF of any origin, when
  * PATH is NULL).  Returns 0, or -1 with one line in ERR naming the problem.
  * At most MAX_ROWS rows (0: no limit); more is an error, not a cut table.

@@ -13,7 +13,6 @@
  * tests/fuzz/fuzz_ehabi.c explores it.
  */
 #include <elf.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,16 +189,6 @@ enum cfi_kind ehabi_decode(const uint8_t *ops, size_t n, struct cfi_row *row)
 
 /* ---- the tables ---- */
 
-static int fail(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 static uint32_t word_at(const uint8_t *p)
 {
 	/* EHABI tables are in the file's byte order: armhf is little-endian. */
@@ -309,13 +298,14 @@ int ehabi_table_build(const struct ehabi_section *exidx, const struct ehabi_sect
 	memset(t, 0, sizeof(*t));
 	t->machine = EM_ARM;
 	if (exidx->size % 8)
-		return fail(err, errlen, ".ARM.exidx of %zu bytes, not entries of 8", exidx->size);
+		return cfi_fail(err, errlen, ".ARM.exidx of %zu bytes, not entries of 8",
+				exidx->size);
 	if (entries > MAX_ENTRIES)
-		return fail(err, errlen, ".ARM.exidx with %zu entries (at most %u)", entries,
-			    MAX_ENTRIES);
+		return cfi_fail(err, errlen, ".ARM.exidx with %zu entries (at most %u)", entries,
+				MAX_ENTRIES);
 	t->rows = calloc(entries + 1, sizeof(*t->rows));
 	if (!t->rows)
-		return fail(err, errlen, "out of memory reading .ARM.exidx");
+		return cfi_fail(err, errlen, "out of memory reading .ARM.exidx");
 	t->cap = entries + 1;
 	for (size_t i = 0; i < entries; i++) {
 		/* Bit 31 of the function's offset is 0 in every valid entry. */

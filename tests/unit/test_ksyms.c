@@ -29,15 +29,34 @@ static const char text[] =
 	"garbage line\n"
 	"ffffffffc0003000 t last\n";
 
+/* T in a new temporary file named from the template PATH: 0, or -1. */
+static int write_temp(const char *t, char *path)
+{
+	int fd = mkstemp(path);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (fputs(t, f) < 0 || fclose(f)) {
+		unlink(path);
+		return -1;
+	}
+	return 0;
+}
+
+/* The table of a kallsyms file holding T, as ksyms_load() reads it. */
 static struct ksyms *from_text(const char *t)
 {
-	FILE *f = fmemopen((void *)t, strlen(t), "r");
+	char path[] = "/tmp/offcpu-ksyms.XXXXXX";
 	struct ksyms *ks;
 
-	if (!f)
+	if (write_temp(t, path))
 		return NULL;
-	ks = ksyms_read(f);
-	fclose(f);
+	ks = ksyms_load(path);
+	unlink(path);
 	return ks;
 }
 
@@ -120,10 +139,9 @@ static int count_to_schedule(void *ctx, const struct ksym *k)
 static void test_each(void)
 {
 	char path[] = "/tmp/offcpu-ksyms.XXXXXX";
-	int fd = mkstemp(path), n = 0, ret;
-	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+	int n = 0, ret;
 
-	if (!f || fputs(text, f) < 0 || fclose(f)) {
+	if (write_temp(text, path)) {
 		CHECK("each", 0, "cannot write %s", path);
 		return;
 	}

@@ -27,7 +27,7 @@
  * is tens of microseconds a block, a few percent of a 2 ms sleep.  So each
  * block counts its wall time minus the thread's CPU time over the same
  * interval, by perf's task clock where the kernel lets us open it (see
- * cpu_ns: not CLOCK_THREAD_CPUTIME_ID).  Both ends read the wall clock,
+ * task_clock.h: not CLOCK_THREAD_CPUTIME_ID).  Both ends read the wall clock,
  * then the CPU clock, so the CPU clock's own system call shifts both ends
  * alike.
  *
@@ -47,7 +47,6 @@
  */
 #define _GNU_SOURCE
 #include <linux/futex.h>
-#include <linux/perf_event.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -59,6 +58,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "task_clock.h"
 
 #define NOINLINE __attribute__((noinline, used))
 #define MAX_FUNCS 4
@@ -120,34 +121,11 @@ static uint64_t now_ns(void)
 }
 
 /*
- * This thread's perf task clock (-1: not opened, CLOCK_THREAD_CPUTIME_ID
- * instead).  The scheduler's CPU time of a thread woken onto a CPU whose
- * current task it preempts (the idle task, mostly) starts at the wakeup, not
- * at the switch-in: the wakeup asks the next __schedule() to skip its
- * runqueue clock update (rq_clock_skip_update), so the thread's exec_start
- * is the clock the wakeup read.  Its wait for that CPU (the idle exit, an
- * IPI to a halted CPU) is then its CPU time, and a block measured as wall
- * minus that time comes out short by it: 0.1-0.5 ms a wakeup under QEMU's
- * TCG on 5.10 (issue 24), where the host wakes the other vCPU's thread.
- * The task clock runs from perf's own switch-in hook, at the real switch.
+ * This thread's task clock (-1: not opened, CLOCK_THREAD_CPUTIME_ID
+ * instead; why the task clock: task_clock.h).
  */
 static __thread int task_clock = -1;
 static int task_clock_failed;
-
-/* A task clock of this thread: its fd, -1 where refused. */
-static int task_clock_fd(void)
-{
-	struct perf_event_attr a = {
-		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(a),
-		.config = PERF_COUNT_SW_TASK_CLOCK,
-		/* Counting ignores these; they let perf_event_paranoid 2 open it. */
-		.exclude_kernel = 1,
-		.exclude_hv = 1,
-	};
-
-	return syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-}
 
 /* From now on this thread's blocks subtract the task clock FD, if opened. */
 static void task_clock_use(int fd)
@@ -160,15 +138,7 @@ static void task_clock_use(int fd)
 /* The thread's CPU time so far, by the task clock where it opened. */
 static uint64_t cpu_ns(void)
 {
-	uint64_t v;
-
-	if (task_clock < 0)
-		return clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	if (read(task_clock, &v, sizeof(v)) != sizeof(v)) {
-		perror("blocker: task clock");
-		exit(2);
-	}
-	return v;
+	return task_clock_ns(task_clock, "blocker: task clock");
 }
 
 /* Involuntary context switches of this thread so far. */
@@ -611,7 +581,7 @@ NOINLINE void blocker_main_clock(struct fn_stat *st)
 	int fd;
 
 	bracket_open(&b);
-	fd = task_clock_fd();
+	fd = task_clock_open();
 	bracket_close(&b, st);
 	BARRIER();
 	task_clock_use(fd);
@@ -654,7 +624,7 @@ static void *thread_main(void *arg)
 
 	prctl(PR_SET_NAME, t->comm);
 	t->tid = syscall(SYS_gettid);
-	task_clock_use(task_clock_fd());
+	task_clock_use(task_clock_open());
 	t->run(t);
 	if (__atomic_sub_fetch(&running, 1, __ATOMIC_RELEASE) == 0)
 		syscall(SYS_futex, &running, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);

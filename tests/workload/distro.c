@@ -18,7 +18,6 @@
  *   distro [-t SECONDS]
  */
 #define _GNU_SOURCE
-#include <linux/perf_event.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -29,6 +28,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "task_clock.h"
 
 /* Kept out of line so each function is a frame of its own; -O2 otherwise. */
 #define NOINLINE __attribute__((noinline))
@@ -68,38 +69,18 @@ static uint64_t now_ns(void)
 }
 
 /*
- * This thread's CPU time: perf's task clock, opened at its first use (before
- * the wall clock is read: its cost is no block's), where the kernel lets us
- * (else CLOCK_THREAD_CPUTIME_ID).  The scheduler's CPU
- * time of a thread woken onto a CPU it preempts starts at the wakeup, not at
- * the switch-in (see cpu_ns in blocker.c); the task clock starts at the
- * switch.  -2: not opened yet, -1: refused.
+ * This thread's CPU time: its task clock (task_clock.h), opened at its
+ * first use (before the wall clock is read: its cost is no block's), where
+ * the kernel lets us (else CLOCK_THREAD_CPUTIME_ID).  -2: not opened yet,
+ * -1: refused.
  */
 static __thread int task_clock = -2;
 
 static uint64_t cpu_ns(void)
 {
-	struct perf_event_attr a = {
-		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(a),
-		.config = PERF_COUNT_SW_TASK_CLOCK,
-		/* Counting ignores these; they let perf_event_paranoid 2 open it. */
-		.exclude_kernel = 1,
-		.exclude_hv = 1,
-	};
-	struct timespec ts;
-	uint64_t v;
-
 	if (task_clock == -2)
-		task_clock = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (task_clock >= 0) {
-		if (read(task_clock, &v, sizeof(v)) == sizeof(v))
-			return v;
-		perror("distro: task clock");
-		exit(2);
-	}
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+		task_clock = task_clock_open();
+	return task_clock_ns(task_clock, "distro: task clock");
 }
 
 /*
