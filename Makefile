@@ -177,7 +177,7 @@ $(B)/stuck: tests/workload/stuck.c $(BOARD_MK) $(TC)/.done | $(B)
 	$(CC) -std=gnu11 $(WARN) -static -O2 -g $(WORKLOAD_CFLAGS) -pthread $< -o $@
 # Programs of the host, as a user builds them (Debian's compilers, dynamic):
 # the report must name their frames as perf does (t_parity).
-host-workloads: build/host/cxx_app build/host/oncpu
+host-workloads: build/host/cxx_app build/host/oncpu build/host/alternate
 build/host/cxx_app: tests/workload/cxx_app.cc
 	@mkdir -p $(@D)
 	g++ -std=c++17 -Wall -Wextra -Werror -O2 -g -fno-omit-frame-pointer $< -o $@
@@ -185,6 +185,10 @@ build/host/cxx_app: tests/workload/cxx_app.cc
 build/host/oncpu: tests/workload/oncpu.c
 	@mkdir -p $(@D)
 	gcc -std=gnu11 -Wall -Wextra -Werror -O2 -g $< -o $@
+# Blocks in two places in turn, Debian's defaults (t_stall).
+build/host/alternate: tests/workload/alternate.c
+	@mkdir -p $(@D)
+	gcc -std=gnu11 -Wall -Wextra -Werror -O2 -g -pthread $< -o $@
 # A program built like a distribution's: Debian's glibc (cross packages),
 # dynamic, -O2, no frame-pointer or back-chain flags (CFI unwinding, issue 13);
 # DISTRO_CFLAGS: the defaults where the suite's native compiler has other
