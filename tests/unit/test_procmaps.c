@@ -2,12 +2,15 @@
 /*
  * Unit tests of src/lib/procmaps.c, the process-map model and the one
  * /proc/PID/maps reader: mappings hiding what they overlap (split with the
- * file offset carried), fork copies and exit keeps, and this process's own
- * maps read back.  Prints PASS/FAIL lines.
+ * file offset carried), fork copies and exit keeps, this process's own
+ * maps read back, a zombie's empty maps leaving the last read, and the
+ * paths a live process's mapped files are reached by.  Prints PASS/FAIL lines.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -75,7 +78,45 @@ static void test_set(void)
 	CHECK("fork-after-exit", !child->dead && child->n == 1 && child->v[0].file == &a_file,
 	      "n %zu", child->n);
 	CHECK("get-absent", !pmap_set_get(&s, 12, false), "created");
+	pmap_set_drop(&s, 11);
+	pmap_set_drop(&s, 12);	/* absent: nothing to do */
+	CHECK("drop", !pmap_set_get(&s, 11, false) && pmap_set_get(&s, 10, false) &&
+	      s.by_pid.n == 1, "%zu pids", (size_t)s.by_pid.n);
 	pmap_set_free(&s);
+}
+
+/* In order, as a maps file lists them: each appended, none cut. */
+static void test_in_order(void)
+{
+	struct pmap m = { 0 };
+	char got[256];
+
+	pmap_add(&m, 0x1000, 0x2000, 0, &a_file);
+	pmap_add(&m, 0x2000, 0x3000, 0x1000, &b_file);
+	pmap_add(&m, 0x5000, 0x6000, 0, &a_file);
+	shape(&m, got, sizeof(got));
+	CHECK("in-order", !strcmp(got, "1000-2000@0:a 2000-3000@1000:b 5000-6000@0:a "), "%s", got);
+	/* Below the last one: it must still find its place. */
+	pmap_add(&m, 0x3000, 0x4000, 0, NULL);
+	shape(&m, got, sizeof(got));
+	CHECK("below-last", !strcmp(got, "1000-2000@0:a 2000-3000@1000:b 3000-4000@0:- 5000-6000@0:a "),
+	      "%s", got);
+	pmap_release(&m);
+}
+
+static void test_file_path(void)
+{
+	char buf[64];
+
+	CHECK("path-map-files", !pmap_file_path(7, 0x1000, 0x3000, "/x", 0, buf, sizeof(buf)) &&
+	      !strcmp(buf, "/proc/7/map_files/1000-3000"), "%s", buf);
+	CHECK("path-root", !pmap_file_path(7, 0x1000, 0x3000, "/x", 1, buf, sizeof(buf)) &&
+	      !strcmp(buf, "/proc/7/root/x"), "%s", buf);
+	CHECK("path-end", pmap_file_path(7, 0x1000, 0x3000, "/x", 2, buf, sizeof(buf)) == -1 &&
+	      pmap_file_path(0, 0x1000, 0x3000, "/x", 0, buf, sizeof(buf)) == -1 &&
+	      pmap_file_path((uint32_t)-1, 0x1000, 0x3000, "/x", 0, buf, sizeof(buf)) == -1,
+	      "a path for no pid or past the last");
+	CHECK("path-too-long", pmap_file_path(7, 0, 1, "/x", 1, buf, 10) == -1, "cut path given");
 }
 
 static int count_line(void *ctx, const struct proc_map *m)
@@ -119,10 +160,38 @@ static void test_proc(void)
 	pmap_release(&m);
 }
 
+/*
+ * An exited process not yet reaped lists no maps: those read before are
+ * kept (the unwinder's copies queued behind the ring still need them).
+ */
+static void test_zombie(void)
+{
+	struct pmap m = { 0 };
+	size_t before;
+	siginfo_t si;
+	pid_t pid = fork();
+
+	if (!pid) {
+		pause();
+		_exit(0);
+	}
+	CHECK("read-child", pid > 0 && !pmap_read_proc(&m, pid, NULL, NULL) && m.n, "no maps");
+	before = m.n;
+	kill(pid, SIGKILL);
+	waitid(P_PID, pid, &si, WEXITED | WNOWAIT);
+	CHECK("read-zombie-kept", pmap_read_proc(&m, pid, NULL, NULL) == -1 && m.n == before,
+	      "%zu mappings, %zu before", m.n, before);
+	waitpid(pid, NULL, 0);
+	pmap_release(&m);
+}
+
 int main(void)
 {
 	test_overlap();
 	test_set();
+	test_in_order();
+	test_file_path();
 	test_proc();
+	test_zombie();
 	return failures != 0;
 }
