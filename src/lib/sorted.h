@@ -20,14 +20,14 @@
 static inline size_t sorted_upper(const void *base, size_t n, size_t size, size_t key_off,
 				  uint64_t key)
 {
-	const char *keys = (const char *)base + key_off;
 	size_t lo = 0, hi = n;
 
+	/* BASE is only offset inside the loop: an empty table may be NULL. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		uint64_t k;
 
-		memcpy(&k, keys + mid * size, sizeof(k));
+		memcpy(&k, (const char *)base + mid * size + key_off, sizeof(k));
 		if (k <= key)
 			lo = mid + 1;
 		else
