@@ -34,28 +34,66 @@ static void shape(const struct pmap *m, char *out, size_t size)
 	}
 }
 
-static void test_overlap(void)
+/* One pmap_add, then (NAME set) a check that the shape is WANT. */
+struct step {
+	uint64_t start, end, pgoff;
+	void *file;
+	const char *name, *want;
+};
+
+static void add_steps(struct pmap *m, const struct step *st, size_t n)
 {
-	struct pmap m = { 0 };
 	char got[256];
 
-	pmap_add(&m, 0x1000, 0x5000, 0, &a_file);
-	pmap_add(&m, 0x8000, 0x9000, 0x3000, &a_file);
-	/* Inside the first: it splits around the new one. */
-	pmap_add(&m, 0x2000, 0x3000, 0x10000, &b_file);
-	shape(&m, got, sizeof(got));
-	CHECK("split", !strcmp(got, "1000-2000@0:a 2000-3000@10000:b 3000-5000@2000:a 8000-9000@3000:a "),
-	      "%s", got);
-	/* Over the tail of one and the head of the next. */
-	pmap_add(&m, 0x4000, 0x8800, 0, NULL);
-	shape(&m, got, sizeof(got));
-	CHECK("punch", !strcmp(got, "1000-2000@0:a 2000-3000@10000:b 3000-4000@2000:a 4000-8800@0:- 8800-9000@3800:a "),
-	      "%s", got);
+	for (size_t i = 0; i < n; i++) {
+		pmap_add(m, st[i].start, st[i].end, st[i].pgoff, st[i].file);
+		if (!st[i].name)
+			continue;
+		shape(m, got, sizeof(got));
+		CHECK(st[i].name, !strcmp(got, st[i].want), "%s", got);
+	}
+}
+
+static void test_overlap(void)
+{
+	static const struct step steps[] = {
+		{ 0x1000, 0x5000, 0, &a_file, NULL, NULL },
+		{ 0x8000, 0x9000, 0x3000, &a_file, NULL, NULL },
+		/* Inside the first: it splits around the new one. */
+		{ 0x2000, 0x3000, 0x10000, &b_file, "split",
+		  "1000-2000@0:a 2000-3000@10000:b 3000-5000@2000:a 8000-9000@3000:a " },
+		/* Over the tail of one and the head of the next. */
+		{ 0x4000, 0x8800, 0, NULL, "punch",
+		  "1000-2000@0:a 2000-3000@10000:b 3000-4000@2000:a 4000-8800@0:- 8800-9000@3800:a " },
+	};
+	struct pmap m = { 0 };
+
+	add_steps(&m, steps, sizeof(steps) / sizeof(steps[0]));
 	CHECK("find", pmap_find(&m, 0x2fff) && pmap_find(&m, 0x2fff)->file == &b_file &&
 	      !pmap_find(&m, 0x9000) && !pmap_find(&m, 0xfff), "wrong mapping");
 	CHECK("mmap-range-kept", pmap_find(&m, 0x3000)->mmap_start == 0x1000 &&
 	      pmap_find(&m, 0x3000)->mmap_end == 0x5000, "the added range was lost");
 	CHECK("empty-refused", pmap_add(&m, 0x5000, 0x5000, 0, NULL) == -1 && m.n == 5, "added");
+	pmap_release(&m);
+}
+
+/* In order, as a maps file lists them (each appended), then out of order. */
+static void test_in_order(void)
+{
+	static const struct step steps[] = {
+		{ 0x1000, 0x2000, 0, &a_file, NULL, NULL },
+		{ 0x2000, 0x3000, 0x1000, &b_file, NULL, NULL },
+		{ 0x5000, 0x6000, 0, &a_file, "in-order",
+		  "1000-2000@0:a 2000-3000@1000:b 5000-6000@0:a " },
+		{ 0x3000, 0x4000, 0, NULL, "below-last",
+		  "1000-2000@0:a 2000-3000@1000:b 3000-4000@0:- 5000-6000@0:a " },
+		/* Over the last one's tail: not appended as it stands, it cuts. */
+		{ 0x5800, 0x7000, 0, &b_file, "over-last",
+		  "1000-2000@0:a 2000-3000@1000:b 3000-4000@0:- 5000-5800@0:a 5800-7000@0:b " },
+	};
+	struct pmap m = { 0 };
+
+	add_steps(&m, steps, sizeof(steps) / sizeof(steps[0]));
 	pmap_release(&m);
 }
 
@@ -83,25 +121,6 @@ static void test_set(void)
 	CHECK("drop", !pmap_set_get(&s, 11, false) && pmap_set_get(&s, 10, false) &&
 	      s.by_pid.n == 1, "%zu pids", (size_t)s.by_pid.n);
 	pmap_set_free(&s);
-}
-
-/* In order, as a maps file lists them: each appended, none cut. */
-static void test_in_order(void)
-{
-	struct pmap m = { 0 };
-	char got[256];
-
-	pmap_add(&m, 0x1000, 0x2000, 0, &a_file);
-	pmap_add(&m, 0x2000, 0x3000, 0x1000, &b_file);
-	pmap_add(&m, 0x5000, 0x6000, 0, &a_file);
-	shape(&m, got, sizeof(got));
-	CHECK("in-order", !strcmp(got, "1000-2000@0:a 2000-3000@1000:b 5000-6000@0:a "), "%s", got);
-	/* Below the last one: it must still find its place. */
-	pmap_add(&m, 0x3000, 0x4000, 0, NULL);
-	shape(&m, got, sizeof(got));
-	CHECK("below-last", !strcmp(got, "1000-2000@0:a 2000-3000@1000:b 3000-4000@0:- 5000-6000@0:a "),
-	      "%s", got);
-	pmap_release(&m);
 }
 
 static void test_file_path(void)
