@@ -254,7 +254,7 @@ UNIT_test_flight := src/record/flight.c
 UNIT_test_cfi := src/unwind/cfi.c src/unwind/ehabi.c $(UNIT_test_symbolize)
 UNIT_LIBS_test_cfi := -L$(HOSTTC)/lib -ldw $(UNIT_LIBS_test_symbolize)
 # The user-space unwinder on synthetic stack copies (and u32_map_del).
-UNIT_test_unwind := src/unwind/unwind.c src/unwind/cfi.c src/unwind/ehabi.c src/lib/hashset.c src/lib/procfs.c \
+UNIT_test_unwind := src/unwind/unwind.c src/unwind/cfi.c src/unwind/ehabi.c src/lib/hashset.c src/lib/procfs.c src/lib/procmaps.c \
 	src/lib/ksyms.c src/symbols/debuginfo.c src/lib/build_id.c
 UNIT_LIBS_test_unwind := -L$(HOSTTC)/lib -ldw -L$(HOSTSYMTC)/lib -lelf -llzma -lz
 # The ARM EHABI decoder: synthetic tables, Debian's armhf libc.so.6; its

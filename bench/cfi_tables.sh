@@ -10,11 +10,11 @@ ROOT=$(dirname "$HERE")
 CACHE=${OFFCPU_CACHE:-$HOME/.cache/offcpu}
 OUT=$ROOT/build/bench
 mkdir -p "$OUT"
-# -O2 without sanitizers: the cost offcpu itself would pay.
+# -O2 without sanitizers: the cost offcpu itself would pay.  The sources
+# are the Makefile's list for test_cfi, so none is missed.
+read -r -a srcs <<<"$(make -s -C "$ROOT" print-UNIT_test_cfi)"
 gcc -O2 -std=gnu11 -D_GNU_SOURCE -I"$ROOT/src" -I"$CACHE/toolchain/host/include" \
-	"$ROOT/tests/unit/test_cfi.c" "$ROOT/src/unwind/cfi.c" "$ROOT/src/symbols/symbolize.c" "$ROOT/src/lib/build_id.c" \
-	"$ROOT/src/lib/buildid_cache.c" "$ROOT/src/lib/procfs.c" "$ROOT/src/lib/hashset.c" "$ROOT/src/symbols/debuginfo.c" \
-	"$ROOT/src/symbols/demangle.c" \
+	"$ROOT/tests/unit/test_cfi.c" "${srcs[@]/#/$ROOT/}" \
 	-I"$CACHE/toolchain/host-sym/include" -L"$CACHE/toolchain/host/lib" -L"$CACHE/toolchain/host-sym/lib" \
 	-ldw -lelf -liberty -llzma -lz -o "$OUT/cfi_sizes"
 mapfile -t files < <(cat /proc/[0-9]*/maps 2>/dev/null | awk '$2 ~ /x/ && $6 ~ /^\// { print $6 }' | sort -u)

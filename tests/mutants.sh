@@ -32,7 +32,7 @@ CASES=(
 	"pprof-ns-as-count|src/report/pprof.c|s/\[VALUE_NS\] = ns, \[VALUE_COUNT\] = count/[VALUE_NS] = count, [VALUE_COUNT] = ns/|pprof"
 	"status-not-blanked|src/record/status.c|s/(\nvoid status_end\(struct status \*s\)\n\{\n)/\$1\tif (s)\n\t\treturn;\n/|pprof"
 	"no-waker-at-switch-in|bpf/offcpu_wakers.bpf.h|s/\tif \(!\(s->waker\.flags & OFFCPU_WAKER_SEEN\)\) \{/\tif (s->waker.flags + 1) {/|wakers"
-	"no-proc-pid-root|src/record/mapped_files.c|s/(\n\tif \(!m->pid[^\n]*\n\t\treturn false;\n)/\$1\treturn false;\n/|container"
+	"no-proc-pid-root|src/record/mapped_files.c|s/(\nstatic bool ns_path\([^\n]*\n\{\n)/\$1\treturn false;\n/|container"
 	"no-build-id-check|src/symbols/symbolize.c|s/\n\tif \(!d->want_len\)\n\t\treturn true;\n/\n\treturn true;\n/|container report"
 	"max-block-ignored|bpf/offcpu_common.bpf.h|s/return \*delta >= cfg\.min_ns && \*delta <= cfg\.max_ns;/return *delta >= cfg.min_ns;/|record"
 	"min-block-ignored|bpf/offcpu_common.bpf.h|s/return \*delta >= cfg\.min_ns && \*delta <= cfg\.max_ns;/return *delta <= cfg.max_ns;/|record"

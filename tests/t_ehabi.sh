@@ -113,13 +113,14 @@ fi
 # 32-bit size_t) and run under qemu-arm: its unit checks and the
 # with-tables snapshots must come out as on the host.
 TC=${OFFCPU_CACHE:-$HOME/.cache/offcpu}/toolchain/armhf
+# The sources the host's test_ehabi links (the Makefile's list, so none is missed).
+read -r -a srcs <<<"$(make -s -C "$ROOT" print-UNIT_test_ehabi)"
 if [ ! -r "$TC/musl-gcc.specs" ]; then
 	fail $T-armhf-native "no armhf toolchain in $TC (make setup)"
 elif ! $CC_ARM -specs "$TC/musl-gcc.specs" -static -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-DOFFCPU_VERSION='"test"' -DOFFCPU_TARGET='"armhf"' -DOFFCPU_DWARF_DEFAULT=1 \
 	-DOFFCPU_PERF_UREGS='15,13,7,14' -I"$ROOT/src" -I"$ROOT/bpf" -I"$TC/include" -I"$TC-sym/include" -O1 \
-	"$ROOT/tests/unit/test_ehabi.c" "$ROOT"/src/unwind/{ehabi,cfi,unwind}.c \
-	"$ROOT"/src/lib/{procfs,hashset,build_id,ksyms}.c "$ROOT"/src/symbols/debuginfo.c -L"$TC/lib" -L"$TC-sym/lib" -ldw -lelf -llzma -lz \
+	"$ROOT/tests/unit/test_ehabi.c" "${srcs[@]/#/$ROOT/}" -L"$TC/lib" -L"$TC-sym/lib" -ldw -lelf -llzma -lz \
 	-o "$WORK/test_ehabi_armhf" 2>"$WORK/native.err"; then
 	fail $T-armhf-native "$(grep -m 2 error "$WORK/native.err" | tr '\n' ' ')"
 else

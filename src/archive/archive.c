@@ -13,6 +13,7 @@
 #include "archive/archive.h"
 #include "lib/build_id.h"
 #include "lib/buildid_cache.h"
+#include "lib/procmaps.h"
 #include "format/perf_data_reader.h"
 #include "format/perf_records.h"
 #include "archive/tar_writer.h"
@@ -196,16 +197,9 @@ static int find_file(struct archive *a, const struct archived *f, struct stat *s
 	for (int i = 0; i < f->nr_maps; i++) {
 		const struct mapping *m = &f->maps[i];
 
-		snprintf(from, len, "/proc/%u/map_files/%llx-%llx", m->pid,
-			 (unsigned long long)m->start, (unsigned long long)m->end);
-		fd = open_checked(from, f->b, st);
-		if (fd >= 0)
-			return fd;
-		if (snprintf(from, len, "/proc/%u/root%s", m->pid, path) >= (int)len)
-			continue;
-		fd = open_checked(from, f->b, st);
-		if (fd >= 0)
-			return fd;
+		for (int w = 0; !pmap_file_path(m->pid, m->start, m->end, path, w, from, len); w++)
+			if ((fd = open_checked(from, f->b, st)) >= 0)
+				return fd;
 	}
 	/* A copy of the device's files (checked by build-id like the rest). */
 	if (a->symfs && snprintf(from, len, "%s%s", a->symfs, path) < (int)len &&

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "lib/procmaps.h"
+#include "lib/sorted.h"
 
 static int reserve(struct pmap *m, size_t extra)
 {
@@ -26,17 +27,7 @@ static int reserve(struct pmap *m, size_t extra)
 /* The number of mappings starting at or below ADDR. */
 static size_t upper(const struct pmap *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return sorted_upper(m->v, m->n, sizeof(*m->v), offsetof(struct pmap_entry, start), addr);
 }
 
 const struct pmap_entry *pmap_find(const struct pmap *m, uint64_t addr)
@@ -71,6 +62,11 @@ int pmap_add(struct pmap *m, uint64_t start, uint64_t end, uint64_t pgoff, void 
 
 	if (end <= start || reserve(m, 2))
 		return -1;
+	/* Above every mapping (a maps file is read in order): nothing to cut. */
+	if (!m->n || m->v[m->n - 1].end <= start) {
+		m->v[m->n++] = (struct pmap_entry){ start, end, pgoff, file, start, end };
+		return 0;
+	}
 	/* Cut [start, end) out: the new mapping hides what it overlaps. */
 	split(m, start);
 	split(m, end);
@@ -132,6 +128,15 @@ void pmap_set_fork(struct pmap_set *s, uint32_t pid, uint32_t ppid)
 	parent = pmap_set_get(s, ppid, false);
 	if (parent && parent->n)
 		pmap_copy(child, parent);
+}
+
+void pmap_set_drop(struct pmap_set *s, uint32_t pid)
+{
+	struct pmap *m = u32_map_del(&s->by_pid, pid);
+
+	if (m)
+		pmap_release(m);
+	free(m);
 }
 
 void pmap_set_exit(struct pmap_set *s, uint32_t pid)
@@ -214,7 +219,7 @@ int pmap_read_proc(struct pmap *m, uint32_t pid,
 	struct pmap fresh = { 0 };
 	struct read_proc r = { &fresh, file_of, ctx };
 
-	if (proc_maps_read(pid, add_exec_file, &r)) {
+	if (proc_maps_read(pid, add_exec_file, &r) || !fresh.n) {
 		pmap_release(&fresh);
 		return -1;
 	}
@@ -223,4 +228,21 @@ int pmap_read_proc(struct pmap *m, uint32_t pid,
 	pmap_release(m);
 	*m = fresh;
 	return 0;
+}
+
+int pmap_file_path(uint32_t pid, uint64_t start, uint64_t end, const char *name, int which,
+		   char *buf, size_t len)
+{
+	int n;
+
+	if (!pid || pid == (uint32_t)-1)
+		return -1;
+	if (which == 0)
+		n = snprintf(buf, len, "/proc/%u/map_files/%llx-%llx", pid,
+			     (unsigned long long)start, (unsigned long long)end);
+	else if (which == 1)
+		n = snprintf(buf, len, "/proc/%u/root%s", pid, name);
+	else
+		return -1;
+	return n > 0 && (size_t)n < len ? 0 : -1;
 }

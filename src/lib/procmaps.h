@@ -5,9 +5,10 @@
  * hides what it overlaps), fork (the child starts with a copy) and exit
  * (kept: the last samples may follow), and read from /proc/PID/maps.  The
  * report's symbolizer keeps maps over a recording's time with it; the
- * recorder's /proc synthesis reads maps through it; the unwinder's own
- * reader (src/unwind/unwind.c, read_maps and map_of) is to move to
- * pmap_read_proc and pmap_find.
+ * recorder's unwinder keeps each live process's maps, by address-space
+ * generation, read from /proc; the recorder's /proc synthesis reads maps
+ * through it; and where a mapping's file is while its process lives
+ * (pmap_file_path) is said here once for all of them.
  */
 #ifndef OFFCPU_PROCMAPS_H
 #define OFFCPU_PROCMAPS_H
@@ -32,7 +33,12 @@ struct pmap {
 	struct pmap_entry *v;
 	size_t n, cap;
 	uint64_t gen;	/* which address space it is, the caller's id (0: unknown) */
-	bool dead;	/* its process exited: a later fork of the pid replaces it */
+	/*
+	 * The address space ended (exit; the unwinder: exec too), its maps
+	 * kept for samples that follow: a later fork of the pid (or a new
+	 * read, the unwinder's) replaces them.
+	 */
+	bool dead;
 };
 
 /* Adds [START, END); what it overlaps is cut away.  -1: no memory or END <= START. */
@@ -56,6 +62,7 @@ struct pmap *pmap_set_get(struct pmap_set *s, uint32_t pid, bool create);
  */
 void pmap_set_fork(struct pmap_set *s, uint32_t pid, uint32_t ppid);
 void pmap_set_exit(struct pmap_set *s, uint32_t pid);
+void pmap_set_drop(struct pmap_set *s, uint32_t pid);	/* forgets PID's maps */
 void pmap_set_free(struct pmap_set *s);
 
 /*
@@ -70,9 +77,21 @@ int proc_maps_each(FILE *f, proc_maps_fn fn, void *ctx);
 
 /*
  * M := PID's executable mappings of files ("/..."), each FILE from FILE_OF
- * (may return NULL).  -1 when the maps cannot be read, M unchanged then.
+ * (may return NULL).  -1 when the maps cannot be read, or list none (an
+ * exited process not yet reaped has an empty maps file, and the maps last
+ * read still describe its queued samples): M unchanged then.
  */
 int pmap_read_proc(struct pmap *m, uint32_t pid,
 		   void *(*file_of)(void *ctx, const struct proc_map *pm), void *ctx);
+
+/*
+ * Where process PID sees the file NAME it maps at [START, END), while it
+ * lives: WHICH 0, /proc/PID/map_files/START-END, the mapping's own file
+ * (also when deleted, or on a mount only its namespace has); WHICH 1,
+ * /proc/PID/root/NAME (the mapping was split or merged since).  Into BUF;
+ * -1 past the last, for no pid (0, -1) or when it does not fit.
+ */
+int pmap_file_path(uint32_t pid, uint64_t start, uint64_t end, const char *name, int which,
+		   char *buf, size_t len);
 
 #endif

@@ -10,6 +10,7 @@
 #include "lib/build_id.h"
 #include "lib/buildid_cache.h"
 #include "lib/hashset.h"
+#include "lib/procmaps.h"
 #include "record/mapped_files.h"
 
 /* Different files seen at one path before we stop comparing (bounds the reads). */
@@ -80,16 +81,11 @@ static int host_id(struct file_entry *e)
  */
 static bool ns_path(const struct perf_record_mmap2 *m, char *buf, size_t len, struct stat *st)
 {
-	int n;
-
-	if (!m->pid || m->pid == (uint32_t)-1)
-		return false;
-	n = snprintf(buf, len, "/proc/%u/map_files/%llx-%llx", m->pid,
-		     (unsigned long long)m->start, (unsigned long long)(m->start + m->len));
-	if (n > 0 && (size_t)n < len && !stat(buf, st))
-		return true;
-	n = snprintf(buf, len, "/proc/%u/root%s", m->pid, m->filename);
-	return n > 0 && (size_t)n < len && !stat(buf, st);
+	for (int i = 0; !pmap_file_path(m->pid, m->start, m->start + m->len, m->filename, i,
+					buf, len); i++)
+		if (!stat(buf, st))
+			return true;
+	return false;
 }
 
 static void cache_private(struct mapped_files *mf, struct file_entry *e, const char *src)

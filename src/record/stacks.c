@@ -14,6 +14,11 @@
 #include "record/stacks.h"
 #include "unwind/unwind.h"
 
+/*
+ * Not hashset's: the key is the stack's frames themselves (any length,
+ * compared by content), where hashset's maps key a pointer by a u32, u64
+ * or string; each stack keeps its hash for the deletions (unintern).
+ */
 struct stack_set {
 	struct stack **v;	/* open addressing by the frames' hash */
 	size_t cap, n;

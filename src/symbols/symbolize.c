@@ -17,6 +17,7 @@
 #include "lib/hashset.h"
 #include "lib/ksyms.h"
 #include "lib/procmaps.h"
+#include "lib/sorted.h"
 #include "symbols/symbolize.h"
 
 /* Bounds on what one untrusted file may make us allocate. */
@@ -157,20 +158,12 @@ static void symtab_finish(struct symtab *t, uint64_t code_end, uint64_t tail)
 /* The symbol containing ADDR. */
 static struct sym *lookup(const struct symtab *t, uint64_t addr)
 {
-	size_t lo = 0, hi = t->n;
+	size_t n = sorted_upper(t->v, t->n, sizeof(*t->v), offsetof(struct sym, addr), addr);
 	struct sym *s;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->v[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	if (!n)
 		return NULL;
-	s = &t->v[lo - 1];
+	s = &t->v[n - 1];
 	return addr - s->addr < s->size ? s : NULL;
 }
 
@@ -459,14 +452,13 @@ static bool try_elsewhere(struct symbolizer *s, struct dso *d, uint32_t pid,
 	    !bidcache_lookup_path(dir, d->want_id, d->want_len, path, sizeof(path)) &&
 	    try_file(s, d, path, other))
 		return true;
-	if (!s->own_vdso || !pid || pid == (uint32_t)-1)
+	if (!s->own_vdso)
 		return false;
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
-		 (unsigned long long)m->mmap_start, (unsigned long long)m->mmap_end);
-	if (try_file(s, d, path, other))
-		return true;
-	return snprintf(path, sizeof(path), "/proc/%u/root%s", pid, d->path) < (int)sizeof(path) &&
-	       try_file(s, d, path, other);
+	for (int i = 0; !pmap_file_path(pid, m->mmap_start, m->mmap_end, d->path, i, path,
+					 sizeof(path)); i++)
+		if (try_file(s, d, path, other))
+			return true;
+	return false;
 }
 
 static void load_dso(struct symbolizer *s, struct dso *d, uint32_t pid, const struct pmap_entry *m)

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/sorted.h"
 #include "unwind/cfi.h"
 #include "unwind/ehabi.h"
 
@@ -813,7 +814,7 @@ static const struct cfi_row gap_row = { .kind = CFI_GAP };
 
 const struct cfi_row *cfi_file_lookup(struct cfi_file *f, uint64_t pc, size_t budget)
 {
-	size_t lo = 0, hi = f->src.nr_fdes;
+	size_t lo;
 	struct cfi_table *t;
 	const struct cfi_row *row;
 
@@ -823,14 +824,8 @@ const struct cfi_row *cfi_file_lookup(struct cfi_file *f, uint64_t pc, size_t bu
 		return row ? row : &gap_row;
 	}
 	/* The FDE covering PC, by its start. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (f->src.fdes[mid].start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = sorted_upper(f->src.fdes, f->src.nr_fdes, sizeof(*f->src.fdes),
+			  offsetof(struct fde_range, start), pc);
 	if (!lo || pc >= f->src.fdes[lo - 1].end)
 		return &gap_row;
 	t = &f->rows[lo - 1];
@@ -890,18 +885,10 @@ __attribute__((weak)) void error(int status, int errnum, const char *fmt, ...)
 
 const struct cfi_row *cfi_table_lookup(const struct cfi_table *t, uint64_t pc)
 {
-	size_t lo = 0, hi = t->n;
-
 	/* The last row whose pc <= PC. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t n = sorted_upper(t->rows, t->n, sizeof(*t->rows), offsetof(struct cfi_row, pc), pc);
 
-		if (t->rows[mid].pc <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? &t->rows[lo - 1] : NULL;
+	return n ? &t->rows[n - 1] : NULL;
 }
 
 void cfi_table_free(struct cfi_table *t)

@@ -11,6 +11,7 @@
 
 #include "lib/hashset.h"
 #include "lib/procfs.h"
+#include "lib/procmaps.h"
 #include "symbols/debuginfo.h"
 #include "unwind/unwind.h"
 
@@ -362,20 +363,13 @@ struct uw_file {
 	struct unwind_load loads[UNWIND_MAX_LOADS];
 };
 
-struct uw_map {
-	uint64_t start, end, pgoff;
-	struct uw_file *file;
-};
-
-struct uw_proc {
-	struct uw_map *maps;
-	size_t n;
-	uint64_t mm;	/* the address space the maps were read for (0: unknown) */
-	bool stale;	/* an exec or a new process was seen: read them again */
-};
-
+/*
+ * A process's maps (lib/procmaps): each entry's file a struct uw_file, gen
+ * the address space they were read for (0: unknown), dead once an exit, an
+ * exec or a new process under the pid was seen: read them again.
+ */
 struct unwinder {
-	struct u32_map procs;		/* pid -> struct uw_proc */
+	struct pmap_set procs;
 	/*
 	 * Pids forgotten (exit, exec, a new process), freed at the second
 	 * sweep after: copies read behind the ring still find their maps.
@@ -409,16 +403,12 @@ size_t unwind_read_loads(int fd, struct unwind_load *loads)
 int unwind_open_mapped(uint32_t pid, const struct proc_map *m)
 {
 	char path[4200];
-	int fd;
+	int fd = -1;
 
-	/* The mapped file itself, also when deleted or in another mount namespace. */
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m->file);
-	return open(path, O_RDONLY | O_CLOEXEC);
+	for (int i = 0; fd < 0 && !pmap_file_path(pid, m->start, m->end, m->file, i, path,
+						      sizeof(path)); i++)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd;
 }
 
 /*
@@ -478,8 +468,16 @@ static void open_cfi_file(struct unwinder *u, struct uw_file *f, int fd)
 	u->counts.table_bytes += cfi_file_bytes(f->cfi);
 }
 
-static struct uw_file *file_of(struct unwinder *u, uint32_t pid, const struct proc_map *m)
+struct maps_read {
+	struct unwinder *u;
+	uint32_t pid;
+};
+
+/* pmap_read_proc's FILE_OF: the file of mapping M, opened once per device and inode. */
+static void *file_of(void *ctx, const struct proc_map *m)
 {
+	struct unwinder *u = ((struct maps_read *)ctx)->u;
+	uint32_t pid = ((struct maps_read *)ctx)->pid;
 	struct uw_file *f, **v;
 	int fd;
 
@@ -511,57 +509,20 @@ static struct uw_file *file_of(struct unwinder *u, uint32_t pid, const struct pr
 }
 
 /*
- * The executable file mappings of PID, or -1 when it cannot be read (gone)
- * or lists none: an exited process not yet reaped has an empty maps file,
- * and its copies still queued (user space behind the ring) need the maps
- * last read, not none.
+ * PID's executable file mappings into P, or -1, P unchanged, when they
+ * cannot be read (gone) or none are listed (pmap_read_proc).
  */
-static int read_maps(struct unwinder *u, uint32_t pid, struct uw_proc *p)
+static int read_maps(struct unwinder *u, uint32_t pid, struct pmap *p)
 {
-	char path[64], line[PROC_MAPS_LINE];
-	struct proc_map m;
-	struct uw_map *v = NULL;
-	size_t n = 0;
-	FILE *f;
+	struct maps_read r = { u, pid };
 
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		struct uw_map *nv;
-
-		line[strcspn(line, "\n")] = 0;
-		if (proc_parse_maps_line(line, &m) || !(m.prot & 4) || m.file[0] != '/')
-			continue;
-		nv = realloc(v, (n + 1) * sizeof(*v));
-		if (!nv)
-			break;
-		v = nv;
-		v[n] = (struct uw_map){ m.start, m.end, m.pgoff, file_of(u, pid, &m) };
-		n++;
-	}
-	fclose(f);
-	if (!n)
-		return -1;
-	free(p->maps);
-	p->maps = v;
-	p->n = n;
-	return 0;
-}
-
-static const struct uw_map *map_of(const struct uw_proc *p, uint64_t pc)
-{
-	for (size_t i = 0; i < p->n; i++)
-		if (pc >= p->maps[i].start && pc < p->maps[i].end)
-			return &p->maps[i];
-	return NULL;
+	return pmap_read_proc(p, pid, file_of, &r);
 }
 
 struct proc_lookup {
 	struct unwinder *u;
 	uint32_t pid;
-	struct uw_proc *p;
+	struct pmap *p;
 	bool reread;	/* the maps were read again for this copy */
 	bool unmarked;	/* the last pc looked up lies in code built without tables */
 };
@@ -607,7 +568,7 @@ static const struct cfi_row *proc_row(void *ctx, uint64_t pc, uint64_t *vaddr,
 				      unsigned int *machine)
 {
 	struct proc_lookup *l = ctx;
-	const struct uw_map *m = map_of(l->p, pc);
+	const struct pmap_entry *m = pmap_find(l->p, pc);
 	struct uw_file *f;
 	const struct cfi_row *row;
 	uint64_t off;
@@ -616,13 +577,13 @@ static const struct cfi_row *proc_row(void *ctx, uint64_t pc, uint64_t *vaddr,
 	if (!m && !l->reread) {
 		l->reread = true;
 		read_maps(l->u, l->pid, l->p);
-		m = map_of(l->p, pc);
+		m = pmap_find(l->p, pc);
 	}
+	f = m ? m->file : NULL;
 	/* A file without any table (no mapping: a pc nowhere, no build's fault). */
-	l->unmarked = m && m->file && (!m->file->cfi || !cfi_file_gap_is_marked(m->file->cfi));
-	if (!m || !m->file || (!m->file->cfi && !m->file->dbg))
+	l->unmarked = f && (!f->cfi || !cfi_file_gap_is_marked(f->cfi));
+	if (!f || (!f->cfi && !f->dbg))
 		return NULL;
-	f = m->file;
 	off = pc - m->start + m->pgoff;
 	for (size_t i = 0; i < f->nr_loads; i++) {
 		if (off < f->loads[i].offset || off - f->loads[i].offset >= f->loads[i].filesz)
@@ -643,21 +604,19 @@ static const struct cfi_row *proc_row(void *ctx, uint64_t pc, uint64_t *vaddr,
  * were read (MM: an exec, or a new process under a reused pid; 0: unknown,
  * the -F samples, whose exec records forget the pid in time order instead).
  */
-static struct uw_proc *proc_of(struct unwinder *u, uint32_t pid, uint64_t mm, bool *fresh)
+static struct pmap *proc_of(struct unwinder *u, uint32_t pid, uint64_t mm, bool *fresh)
 {
-	struct uw_proc *p = u32_map_get(&u->procs, pid);
+	struct pmap *p = pmap_set_get(&u->procs, pid, false);
 
 	*fresh = false;
-	if (p && !p->stale && (!mm || !p->mm || p->mm == mm)) {
-		p->mm = p->mm ? p->mm : mm;
+	if (p && !p->dead && (!mm || !p->gen || p->gen == mm)) {
+		p->gen = p->gen ? p->gen : mm;
 		return p;
 	}
 	if (!p) {
-		p = calloc(1, sizeof(*p));
-		if (!p || u32_map_put(&u->procs, pid, p)) {
-			free(p);
+		p = pmap_set_get(&u->procs, pid, true);
+		if (!p)
 			return NULL;
-		}
 	}
 	/*
 	 * A process gone before its copies were unwound (user space behind
@@ -665,33 +624,22 @@ static struct uw_proc *proc_of(struct unwinder *u, uint32_t pid, uint64_t mm, bo
 	 * stacks at their first frame) has no maps to read: those last read
 	 * still describe copies of the same address space.
 	 */
-	if (read_maps(u, pid, p) && !(mm && p->mm == mm)) {
-		free(p->maps);
-		p->maps = NULL;
-		p->n = 0;
-	}
-	p->stale = false;
-	p->mm = mm;
+	if (read_maps(u, pid, p) && !(mm && p->gen == mm))
+		pmap_reset(p);
+	p->dead = false;
+	p->gen = mm;
 	*fresh = true;
 	return p;
 }
 
-static void free_proc(void *v)
-{
-	struct uw_proc *p = v;
-
-	free(p->maps);
-	free(p);
-}
-
 void unwinder_forget(struct unwinder *u, uint32_t pid)
 {
-	struct uw_proc *p = u32_map_get(&u->procs, pid);
+	struct pmap *p = pmap_set_get(&u->procs, pid, false);
 
 	/* Kept for copies unwound once it is gone (proc_of), until swept. */
-	if (!p || p->stale)
+	if (!p || p->dead)
 		return;
-	p->stale = true;
+	p->dead = true;
 	if (u->nr_forgotten == u->cap_forgotten) {
 		size_t cap = u->cap_forgotten ? 2 * u->cap_forgotten : 64;
 		uint32_t *f = realloc(u->forgotten, cap * sizeof(*f));
@@ -709,13 +657,11 @@ void unwinder_sweep(struct unwinder *u)
 	size_t ripe = u->forgotten_ripe;
 
 	for (size_t i = 0; i < ripe; i++) {
-		struct uw_proc *p = u32_map_get(&u->procs, u->forgotten[i]);
+		struct pmap *p = pmap_set_get(&u->procs, u->forgotten[i], false);
 
 		/* Read again since (a live process now): not ours to free. */
-		if (p && p->stale) {
-			u32_map_del(&u->procs, u->forgotten[i]);
-			free_proc(p);
-		}
+		if (p && p->dead)
+			pmap_set_drop(&u->procs, u->forgotten[i]);
 	}
 	if (ripe)
 		memmove(u->forgotten, u->forgotten + ripe,
@@ -744,11 +690,12 @@ uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool 
 	n = unwind_stack(c, c->len, ends_stack, proc_row, &l, ip, max, end, reads);
 	u->counts.end[*end]++;
 	u->counts.cut_no_table += *end == UNWIND_NO_CFI && l.unmarked;
-	for (size_t i = 0; !u->counts.machine && i < l.p->n; i++)
-		if (l.p->maps[i].file && l.p->maps[i].file->cfi)
-			u->counts.machine = cfi_file_machine(l.p->maps[i].file->cfi);
-		else if (l.p->maps[i].file && l.p->maps[i].file->dbg)
-			u->counts.machine = cfi_file_machine(l.p->maps[i].file->dbg);
+	for (size_t i = 0; !u->counts.machine && i < l.p->n; i++) {
+		const struct uw_file *f = l.p->v[i].file;
+
+		if (f && (f->cfi || f->dbg))
+			u->counts.machine = cfi_file_machine(f->cfi ? f->cfi : f->dbg);
+	}
 	/* Its maps were unreadable (gone): kept, it would stay for the run. */
 	if (!l.p->n)
 		unwinder_forget(u, c->pid);
@@ -757,7 +704,7 @@ uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool 
 
 size_t unwinder_nr_procs(const struct unwinder *u)
 {
-	return u->procs.n;
+	return u->procs.by_pid.n;
 }
 
 const char *unwind_cut_hint(unsigned int machine)
@@ -795,7 +742,7 @@ void unwinder_free(struct unwinder *u)
 {
 	if (!u)
 		return;
-	u32_map_free(&u->procs, free_proc);
+	pmap_set_free(&u->procs);
 	free(u->forgotten);
 	for (size_t i = 0; i < u->nr_files; i++) {
 		cfi_file_close(u->files[i]->cfi);

@@ -5,8 +5,9 @@
  * unwound here with the CFI tables of the mapped files (cfi.c, cfi_step),
  * falling back to the frame pointer where no FDE covers a pc (x86_64,
  * arm64).  Per process, the executable mappings from /proc/PID/maps at first
- * sight (read again when a pc lies in none of them); per file (device and
- * inode), one table built lazily and kept, within a memory budget.
+ * sight, kept in the one process-map model (lib/procmaps.h) by address-space
+ * generation (read again when a pc lies in none of them); per file (device
+ * and inode), one table built lazily and kept, within a memory budget.
  */
 #ifndef OFFCPU_UNWIND_H
 #define OFFCPU_UNWIND_H

@@ -3,7 +3,8 @@
 # from the committed seeds; a crash fails and its input is kept in
 # tests/fuzz/crashes/ (add it to the seeds once fixed, as a regression test).
 #   tests/fuzz/run.sh [NAME...]   only these harnesses (fuzz_NAME.c)
-#   FUZZ_BUILD_ONLY=1 tests/fuzz/run.sh   build (link) them, run none (t_unit)
+#   FUZZ_BUILD_ONLY=1 tests/fuzz/run.sh   build (link) them, run none
+#   FUZZ_SECONDS=2 tests/fuzz/run.sh      a smoke run from the seeds (t_unit)
 # -fno-sanitize-recover: a UBSan report stops the run, so it is a finding too.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)

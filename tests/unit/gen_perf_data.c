@@ -12,6 +12,11 @@
  *                  which perf < 5.19 needs to parse a BPF-output event
  *   gen_perf_data --swap IN OUT    IN in the other byte order (big-endian
  *                                  on x86_64), as an s390x writer makes it
+ *   gen_perf_data --fixed OUT      the same records from fixed values only
+ *                                  (pid, features, and an MMAP2 of the
+ *                                  committed tests/fuzz/corpus/cfi/small-x86_64.so),
+ *                                  the same bytes on every host: t_behaviour
+ *                                  compares them and the report of them
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -139,7 +144,10 @@ static int write_mmap2(struct pd_writer *w, uint32_t pid, uint64_t time,
 	return pd_write(w, h);
 }
 
-/* IDENTIFIER IP TID TIME CPU PERIOD CALLCHAIN, a user stack LEAF < middle < main. */
+/* The user stack's callers of every sample: gen_middle and main, or fixed ones. */
+static uint64_t caller[2];
+
+/* IDENTIFIER IP TID TIME CPU PERIOD CALLCHAIN, a user stack LEAF < caller[0] < caller[1]. */
 static int write_sample(struct pd_writer *w, uint32_t pid, uint64_t time,
 			uint64_t leaf, uint64_t period)
 {
@@ -155,8 +163,8 @@ static int write_sample(struct pd_writer *w, uint32_t pid, uint64_t time,
 	*p++ = 4;
 	*p++ = PERF_CONTEXT_USER;
 	*p++ = leaf;
-	*p++ = (uint64_t)(uintptr_t)gen_middle + 4;
-	*p++ = (uint64_t)(uintptr_t)main + 4;
+	*p++ = caller[0];
+	*p++ = caller[1];
 	if (with_raw) {
 		uint32_t raw[2] = { 4, 0 };	/* size, 4 bytes of data */
 
@@ -223,22 +231,18 @@ static void fill_attrs(struct perf_event_attr *a, struct perf_event_attr *d)
 	d->comm = d->mmap = d->mmap2 = d->task = 1;
 }
 
-static void set_features(struct pd_writer *w, int argc, char **argv, struct text_map *m)
+static void set_features(struct pd_writer *w, int argc, char **argv, struct text_map *m,
+			 const struct utsname *u, struct note_search ns)
 {
-	struct note_search ns = { .len = 0 };
-	struct utsname u;
-
-	uname(&u);
-	pd_set_string(w, PD_FEAT_HOSTNAME, u.nodename);
-	pd_set_string(w, PD_FEAT_OSRELEASE, u.release);
+	pd_set_string(w, PD_FEAT_HOSTNAME, u->nodename);
+	pd_set_string(w, PD_FEAT_OSRELEASE, u->release);
 	pd_set_string(w, PD_FEAT_VERSION, "offcpu test");
-	pd_set_string(w, PD_FEAT_ARCH, u.machine);
+	pd_set_string(w, PD_FEAT_ARCH, u->machine);
 	pd_set_nrcpus(w, 7, 5);
 	pd_set_total_mem(w, 123456);
 	pd_set_cmdline(w, argc, argv);
 	pd_set_clock_res(w, 1);
 	pd_set_clock_data(w, CLOCK_MONOTONIC, 1700000000000000000ull, 1000000000ull);
-	dl_iterate_phdr(find_build_id, &ns);
 	if (ns.len)
 		pd_add_build_id(w, PERF_RECORD_MISC_USER, -1, ns.id, ns.len, m->path);
 }
@@ -262,6 +266,25 @@ static int swap_copy(const char *in, const char *out)
 	return fclose(fp) || len ? -1 : 0;
 }
 
+/*
+ * --fixed: tests/fuzz/corpus/cfi/small-x86_64.so (leaf at 0x340, mid at
+ * 0x370, top at 0x3d0, build-id 0d58e241...) mapped at 0x7f0000000000.
+ */
+#define FIXED_BASE 0x7f0000000000ull
+
+static const struct text_map fixed_map = {
+	FIXED_BASE, FIXED_BASE + 0x1000, 0, 77, 8, 1, "/tests/fuzz/corpus/cfi/small-x86_64.so"
+};
+
+static const struct note_search fixed_id = {
+	{ 0x0d, 0x58, 0xe2, 0x41, 0xa7, 0x13, 0xa2, 0x23, 0xd4, 0x7e,
+	  0xd7, 0xb1, 0x52, 0x2e, 0xe3, 0x2b, 0xbc, 0x7d, 0x54, 0xf4 }, 20
+};
+
+static const struct utsname fixed_uts = {
+	.nodename = "fixed-host", .release = "6.1.0-fixed", .machine = "x86_64"
+};
+
 int main(int argc, char **argv)
 {
 	struct perf_event_attr a, d;
@@ -269,9 +292,13 @@ int main(int argc, char **argv)
 	uint64_t leaf_a = (uint64_t)(uintptr_t)gen_leaf_a + 4;
 	uint64_t leaf_b = (uint64_t)(uintptr_t)gen_leaf_b + 4;
 	uint32_t pid = getpid();
+	struct note_search ns = { .len = 0 };
+	struct utsname u;
 	struct text_map m;
 	struct pd_writer *w;
-	int err;
+	static char *fixed_argv[] = { "gen_perf_data", "--fixed", "fixed.data", NULL };
+	const char *out;
+	int err, fixed = 0;
 
 	if (argc == 4 && !strcmp(argv[1], "--swap")) {
 		if (!swap_copy(argv[2], argv[3]))
@@ -285,13 +312,32 @@ int main(int argc, char **argv)
 		argv++;
 		argc--;
 	}
-	if (argc < 2 || find_text(&m)) {
+	if (argc == 3 && !strcmp(argv[1], "--fixed")) {
+		fixed = 1;
+		out = argv[2];
+		argv = fixed_argv;	/* the CMDLINE feature */
+		argc = 3;
+		m = fixed_map;
+		ns = fixed_id;
+		u = fixed_uts;
+		pid = 4242;
+		leaf_a = FIXED_BASE + 0x344;
+		leaf_b = FIXED_BASE + 0x374;
+		caller[0] = FIXED_BASE + 0x384;
+		caller[1] = FIXED_BASE + 0x3d4;
+	} else if (argc < 2 || find_text(&m)) {
 		fprintf(stderr, "usage: gen_perf_data OUT (needs /proc/self/maps)\n");
 		return 2;
+	} else {
+		out = argv[1];
+		uname(&u);
+		dl_iterate_phdr(find_build_id, &ns);
+		caller[0] = (uint64_t)(uintptr_t)gen_middle + 4;
+		caller[1] = (uint64_t)(uintptr_t)main + 4;
 	}
-	w = pd_open(argv[1]);
+	w = pd_open(out);
 	if (!w) {
-		perror(argv[1]);
+		perror(out);
 		return 1;
 	}
 	err = write_comm(w, pid, t) || write_mmap2(w, pid, t + 1, &m) ||
@@ -301,13 +347,14 @@ int main(int argc, char **argv)
 	fill_attrs(&a, &d);
 	err = err || pd_add_event(w, "offcpu-time", &a, &oid, 1) ||
 	      pd_add_event(w, "dummy:u", &d, &did, 1);
-	set_features(w, argc, argv, &m);
+	set_features(w, argc, argv, &m, &u, ns);
 	if (err) {
 		pd_abort(w);
 		return 1;
 	}
 	if (pd_close(w))
 		return 1;
-	printf("pid %u\n", pid);
+	if (!fixed)
+		printf("pid %u\n", pid);
 	return gen_middle(0) == 3 ? 0 : 1;
 }

@@ -2,12 +2,15 @@
 /*
  * Unit tests of src/lib/procmaps.c, the process-map model and the one
  * /proc/PID/maps reader: mappings hiding what they overlap (split with the
- * file offset carried), fork copies and exit keeps, and this process's own
- * maps read back.  Prints PASS/FAIL lines.
+ * file offset carried), fork copies and exit keeps, this process's own
+ * maps read back, a zombie's empty maps leaving the last read, and the
+ * paths a live process's mapped files are reached by.  Prints PASS/FAIL lines.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -31,28 +34,66 @@ static void shape(const struct pmap *m, char *out, size_t size)
 	}
 }
 
-static void test_overlap(void)
+/* One pmap_add, then (NAME set) a check that the shape is WANT. */
+struct step {
+	uint64_t start, end, pgoff;
+	void *file;
+	const char *name, *want;
+};
+
+static void add_steps(struct pmap *m, const struct step *st, size_t n)
 {
-	struct pmap m = { 0 };
 	char got[256];
 
-	pmap_add(&m, 0x1000, 0x5000, 0, &a_file);
-	pmap_add(&m, 0x8000, 0x9000, 0x3000, &a_file);
-	/* Inside the first: it splits around the new one. */
-	pmap_add(&m, 0x2000, 0x3000, 0x10000, &b_file);
-	shape(&m, got, sizeof(got));
-	CHECK("split", !strcmp(got, "1000-2000@0:a 2000-3000@10000:b 3000-5000@2000:a 8000-9000@3000:a "),
-	      "%s", got);
-	/* Over the tail of one and the head of the next. */
-	pmap_add(&m, 0x4000, 0x8800, 0, NULL);
-	shape(&m, got, sizeof(got));
-	CHECK("punch", !strcmp(got, "1000-2000@0:a 2000-3000@10000:b 3000-4000@2000:a 4000-8800@0:- 8800-9000@3800:a "),
-	      "%s", got);
+	for (size_t i = 0; i < n; i++) {
+		pmap_add(m, st[i].start, st[i].end, st[i].pgoff, st[i].file);
+		if (!st[i].name)
+			continue;
+		shape(m, got, sizeof(got));
+		CHECK(st[i].name, !strcmp(got, st[i].want), "%s", got);
+	}
+}
+
+static void test_overlap(void)
+{
+	static const struct step steps[] = {
+		{ 0x1000, 0x5000, 0, &a_file, NULL, NULL },
+		{ 0x8000, 0x9000, 0x3000, &a_file, NULL, NULL },
+		/* Inside the first: it splits around the new one. */
+		{ 0x2000, 0x3000, 0x10000, &b_file, "split",
+		  "1000-2000@0:a 2000-3000@10000:b 3000-5000@2000:a 8000-9000@3000:a " },
+		/* Over the tail of one and the head of the next. */
+		{ 0x4000, 0x8800, 0, NULL, "punch",
+		  "1000-2000@0:a 2000-3000@10000:b 3000-4000@2000:a 4000-8800@0:- 8800-9000@3800:a " },
+	};
+	struct pmap m = { 0 };
+
+	add_steps(&m, steps, sizeof(steps) / sizeof(steps[0]));
 	CHECK("find", pmap_find(&m, 0x2fff) && pmap_find(&m, 0x2fff)->file == &b_file &&
 	      !pmap_find(&m, 0x9000) && !pmap_find(&m, 0xfff), "wrong mapping");
 	CHECK("mmap-range-kept", pmap_find(&m, 0x3000)->mmap_start == 0x1000 &&
 	      pmap_find(&m, 0x3000)->mmap_end == 0x5000, "the added range was lost");
 	CHECK("empty-refused", pmap_add(&m, 0x5000, 0x5000, 0, NULL) == -1 && m.n == 5, "added");
+	pmap_release(&m);
+}
+
+/* In order, as a maps file lists them (each appended), then out of order. */
+static void test_in_order(void)
+{
+	static const struct step steps[] = {
+		{ 0x1000, 0x2000, 0, &a_file, NULL, NULL },
+		{ 0x2000, 0x3000, 0x1000, &b_file, NULL, NULL },
+		{ 0x5000, 0x6000, 0, &a_file, "in-order",
+		  "1000-2000@0:a 2000-3000@1000:b 5000-6000@0:a " },
+		{ 0x3000, 0x4000, 0, NULL, "below-last",
+		  "1000-2000@0:a 2000-3000@1000:b 3000-4000@0:- 5000-6000@0:a " },
+		/* Over the last one's tail: not appended as it stands, it cuts. */
+		{ 0x5800, 0x7000, 0, &b_file, "over-last",
+		  "1000-2000@0:a 2000-3000@1000:b 3000-4000@0:- 5000-5800@0:a 5800-7000@0:b " },
+	};
+	struct pmap m = { 0 };
+
+	add_steps(&m, steps, sizeof(steps) / sizeof(steps[0]));
 	pmap_release(&m);
 }
 
@@ -75,7 +116,26 @@ static void test_set(void)
 	CHECK("fork-after-exit", !child->dead && child->n == 1 && child->v[0].file == &a_file,
 	      "n %zu", child->n);
 	CHECK("get-absent", !pmap_set_get(&s, 12, false), "created");
+	pmap_set_drop(&s, 11);
+	pmap_set_drop(&s, 12);	/* absent: nothing to do */
+	CHECK("drop", !pmap_set_get(&s, 11, false) && pmap_set_get(&s, 10, false) &&
+	      s.by_pid.n == 1, "%zu pids", (size_t)s.by_pid.n);
 	pmap_set_free(&s);
+}
+
+static void test_file_path(void)
+{
+	char buf[64];
+
+	CHECK("path-map-files", !pmap_file_path(7, 0x1000, 0x3000, "/x", 0, buf, sizeof(buf)) &&
+	      !strcmp(buf, "/proc/7/map_files/1000-3000"), "%s", buf);
+	CHECK("path-root", !pmap_file_path(7, 0x1000, 0x3000, "/x", 1, buf, sizeof(buf)) &&
+	      !strcmp(buf, "/proc/7/root/x"), "%s", buf);
+	CHECK("path-end", pmap_file_path(7, 0x1000, 0x3000, "/x", 2, buf, sizeof(buf)) == -1 &&
+	      pmap_file_path(0, 0x1000, 0x3000, "/x", 0, buf, sizeof(buf)) == -1 &&
+	      pmap_file_path((uint32_t)-1, 0x1000, 0x3000, "/x", 0, buf, sizeof(buf)) == -1,
+	      "a path for no pid or past the last");
+	CHECK("path-too-long", pmap_file_path(7, 0, 1, "/x", 1, buf, 10) == -1, "cut path given");
 }
 
 static int count_line(void *ctx, const struct proc_map *m)
@@ -119,10 +179,38 @@ static void test_proc(void)
 	pmap_release(&m);
 }
 
+/*
+ * An exited process not yet reaped lists no maps: those read before are
+ * kept (the unwinder's copies queued behind the ring still need them).
+ */
+static void test_zombie(void)
+{
+	struct pmap m = { 0 };
+	size_t before;
+	siginfo_t si;
+	pid_t pid = fork();
+
+	if (!pid) {
+		pause();
+		_exit(0);
+	}
+	CHECK("read-child", pid > 0 && !pmap_read_proc(&m, pid, NULL, NULL) && m.n, "no maps");
+	before = m.n;
+	kill(pid, SIGKILL);
+	waitid(P_PID, pid, &si, WEXITED | WNOWAIT);
+	CHECK("read-zombie-kept", pmap_read_proc(&m, pid, NULL, NULL) == -1 && m.n == before,
+	      "%zu mappings, %zu before", m.n, before);
+	waitpid(pid, NULL, 0);
+	pmap_release(&m);
+}
+
 int main(void)
 {
 	test_overlap();
 	test_set();
+	test_in_order();
+	test_file_path();
 	test_proc();
+	test_zombie();
 	return failures != 0;
 }
