@@ -165,7 +165,7 @@ $(B)/offcpu: $(patsubst src/%.c,$(B)/%.o,$(SRCS)) $(B)/profile.pb-c.o $(B)/embed
 	@echo "$(TARGET): $@ $$(stat -c %s $@) bytes"
 
 # Test workloads: static, symbols kept, frame pointers (back chain on s390x).
-workloads: $(B)/blocker $(B)/blocker-bid $(B)/seccomp_run $(B)/distro $(B)/stuck
+workloads: $(B)/blocker $(B)/blocker-bid $(B)/seccomp_run $(B)/distro $(B)/pipewake $(B)/stuck
 $(B)/blocker: tests/workload/blocker.c $(BOARD_MK) $(TC)/.done | $(B)
 	$(CC) -std=gnu11 $(WARN) -static -O2 -g $(WORKLOAD_CFLAGS) -pthread $< -o $@
 # The same with a build-id (this toolchain adds none by default): the
@@ -190,6 +190,9 @@ build/host/oncpu: tests/workload/oncpu.c
 # DISTRO_CFLAGS: the defaults where the suite's native compiler has other
 # ones than the cross gcc-12 (board/*.mk).
 $(B)/distro: tests/workload/distro.c $(BOARD_MK) | $(B)
+	$(TRIPLE)-gcc-12 -std=gnu11 $(WARN) -O2 -g $(DISTRO_CFLAGS) -pthread $< -o $@
+# Built the same way: a pipe writer thread whose write wakes a reader (t_wakers).
+$(B)/pipewake: tests/workload/pipewake.c $(BOARD_MK) | $(B)
 	$(TRIPLE)-gcc-12 -std=gnu11 $(WARN) -O2 -g $(DISTRO_CFLAGS) -pthread $< -o $@
 # Runs a command as if the kernel had no bpf() or no sched_switch (t_seccomp).
 $(B)/seccomp_run: tests/seccomp_run.c $(TC)/.done | $(B)
