@@ -301,7 +301,10 @@ static int retire(struct stacks *s, uint32_t id)
 	return 0;
 }
 
-/* TID's stack cache entry holds ID now (0: none); the id it held retires. */
+/*
+ * TID's stack cache entry holds ID now (0: none); the id it held retires.
+ * TID: a key of the cache map (a waker's with OFFCPU_UCACHE_WAKER).
+ */
 static int cache_holds(struct stacks *s, uint32_t tid, uint32_t id)
 {
 	uint32_t old = (uintptr_t)(id ? u32_map_get(&s->cached, tid) : u32_map_del(&s->cached, tid));
@@ -330,7 +333,7 @@ static int cache_sweep(struct stacks *s)
 	for (size_t i = 0; gone && i < m->cap; i++) {
 		if (!m->vals[i])
 			continue;
-		snprintf(path, sizeof(path), "/proc/%u", m->keys[i]);
+		snprintf(path, sizeof(path), "/proc/%u", m->keys[i] & ~OFFCPU_UCACHE_WAKER);
 		if (access(path, F_OK))
 			gone[n++] = m->keys[i];
 	}
@@ -341,12 +344,12 @@ static int cache_sweep(struct stacks *s)
 }
 
 /*
- * The stack cache's entry for the copy's thread: its registers and the words
- * its unwinding read.  A full map is emptied (entries of exited threads
+ * The stack cache's entry KEY (the copy's thread, or its waker entry): its
+ * registers and the words its unwinding read.  A full map is emptied (entries of exited threads
  * linger when their exit was not seen): only reuses are lost, never a
  * wrong one made.  False when the entry could not be written.
  */
-static bool install_cache(struct stacks *s, const struct offcpu_ucopy *c,
+static bool install_cache(struct stacks *s, const struct offcpu_ucopy *c, uint32_t key,
 			  const struct unwind_reads *r)
 {
 	struct offcpu_ucache e = {
@@ -354,20 +357,20 @@ static bool install_cache(struct stacks *s, const struct offcpu_ucopy *c,
 		.pid = c->pid, .id = c->id, .n = r->n,
 		.flags = (r->fp_used ? OFFCPU_UCACHE_FP : 0) | (r->lr_used ? OFFCPU_UCACHE_LR : 0),
 	};
-	uint32_t key, next;
+	uint32_t old, next;
 
 	memcpy(e.addr, r->addr, r->n * sizeof(*e.addr));
 	memcpy(e.val, r->val, r->n * sizeof(*e.val));
-	if (!bpf_map_update_elem(s->ld->ucache_fd, &c->tid, &e, BPF_ANY))
+	if (!bpf_map_update_elem(s->ld->ucache_fd, &key, &e, BPF_ANY))
 		return true;
 	while (!bpf_map_get_next_key(s->ld->ucache_fd, NULL, &next)) {
-		key = next;
-		bpf_map_delete_elem(s->ld->ucache_fd, &key);
+		old = next;
+		bpf_map_delete_elem(s->ld->ucache_fd, &old);
 	}
 	s->cache_cleared++;
 	if (cache_sweep(s))
 		return false;
-	return !bpf_map_update_elem(s->ld->ucache_fd, &c->tid, &e, BPF_ANY);
+	return !bpf_map_update_elem(s->ld->ucache_fd, &key, &e, BPF_ANY);
 }
 
 /* Dwarf id ID names ST now (its cache entry: CACHED); an old value goes. */
@@ -398,8 +401,8 @@ int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
 	struct unwind_reads reads;
 	enum unwind_end end;
 	const struct stack *st;
+	uint32_t n, key;
 	bool cached;
-	uint32_t n;
 
 	if (!s->unwinder || size < sizeof(*c) || c->len > size - sizeof(*c))
 		return 0;
@@ -415,11 +418,12 @@ int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
 	 */
 	if (c->reuse_id && !same_frames(stacks_get(s, c->reuse_id, false), st))
 		s->wrong_reuses++;
+	key = c->flags & OFFCPU_UCOPY_WAKER ? c->tid | OFFCPU_UCACHE_WAKER : c->tid;
 	cached = s->ld->ucache_fd >= 0 && unwind_cacheable(end, &reads) &&
-		 install_cache(s, c, &reads);
+		 install_cache(s, c, key, &reads);
 	if (unwound_put(s, c->id, st, cached))
 		return -1;
-	return cached ? cache_holds(s, c->tid, c->id) : 0;
+	return cached ? cache_holds(s, key, c->id) : 0;
 }
 
 void stacks_forget_pid(struct stacks *s, uint32_t pid)
@@ -428,13 +432,22 @@ void stacks_forget_pid(struct stacks *s, uint32_t pid)
 		unwinder_forget(s->unwinder, pid);
 }
 
-int stacks_forget_tid(struct stacks *s, uint32_t tid)
+/* The cache entry KEY goes, and the id it held retires. */
+static int cache_forget(struct stacks *s, uint32_t key)
 {
-	if (!s->unwinder || !u32_map_get(&s->cached, tid))
+	if (!u32_map_get(&s->cached, key))
 		return 0;
 	/* Its entry in the cache map too: it would linger until the map fills. */
-	bpf_map_delete_elem(s->ld->ucache_fd, &tid);
-	return cache_holds(s, tid, 0);
+	bpf_map_delete_elem(s->ld->ucache_fd, &key);
+	return cache_holds(s, key, 0);
+}
+
+int stacks_forget_tid(struct stacks *s, uint32_t tid)
+{
+	if (!s->unwinder)
+		return 0;
+	/* Its own blocks' entry, and the one of the stacks it woke others from. */
+	return cache_forget(s, tid) | cache_forget(s, tid | OFFCPU_UCACHE_WAKER);
 }
 
 void stacks_drain_begin(struct stacks *s)
