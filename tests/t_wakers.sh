@@ -124,6 +124,15 @@ elif pipewake pw-dwarf && grep -q '^user stacks: copied' "$WORK/pw-dwarf.err"; t
 	else
 		fail "$T-pipewake-stack-cache-verify" "${line:-no verify line}"
 	fi
+	# Without the cache every waker is copied, and each id names one
+	# block: all are let go once written (none left at the end).
+	pipewake pw-nocache --stack-cache off &&
+		check "$T-pipewake-cfi-no-cache" python3 "$ROOT/tests/wakers_check.py" \
+			"$WORK/pw-nocache.folded" $PW_EXPECT
+	line=$(grep 'tables at the end' "$WORK/pw-nocache.err")
+	echo "    $line"
+	[[ $line == *": 0 dwarf stack ids"* ]] && pass "$T-pipewake-ids-let-go" ||
+		fail "$T-pipewake-ids-let-go" "${line:-no tables line}"
 else
 	skip "$T-pipewake" "no CFI unwinding here: $(grep '^user stacks' "$WORK/pw-dwarf.err")"
 fi
