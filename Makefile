@@ -145,12 +145,15 @@ $(BTF_ARCHIVE): $(wildcard btf/*/*.btf btf/*.sh btf/*.py) btf/manifest.tsv $(BPF
 # --- the tool ---
 # The embedded copies without DWARF (-g gave the objects their BTF, which
 # stays): libbpf reads .BTF and .BTF.ext, never .debug_*, as bpftool's
-# skeletons embed them (llvm-strip -g); a third of each object.
+# skeletons embed them (llvm-strip -g); a third of each object.  The
+# relocations of .BTF and .BTF.ext go too: libbpf skips relocation sections
+# of sections without code ("skipping relo section"), and .rel.BTF.ext is
+# as large as .BTF.ext (110 KB of the CO-RE object).
 LLVM_STRIP ?= llvm-strip
 BPF_EMBED    := $(BPFB)/offcpu.embed.o
 BPF_TP_EMBED := $(BPFB)/offcpu_tp.embed.o
 $(BPFB)/%.embed.o: $(BPFB)/%.bpf.o
-	$(LLVM_STRIP) -g -o $@ $<
+	$(LLVM_STRIP) -g --remove-section=.rel.BTF --remove-section=.rel.BTF.ext -o $@ $<
 $(B)/embed.o: src/record/embed.S $(BPF_EMBED) $(BPF_TP_EMBED) $(BTF_ARCHIVE) | $(B)
 	$(CC) -c -DBPF_OBJ='"$(BPF_EMBED)"' -DBPF_TP_OBJ='"$(BPF_TP_EMBED)"' -DBTF_ARCHIVE='"$(BTF_ARCHIVE)"' src/record/embed.S -o $@
 
