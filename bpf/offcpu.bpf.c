@@ -564,7 +564,9 @@ int on_switch_raw(unsigned long long *ctx)
  * runs some hrtimer expiries in task context (the idle task, the task the
  * timer fired under), where preempt_count has no interrupt bits: a wakeup
  * inside a callback is the timer's all the same.  Device interrupts are
- * not marked: user space tells them by the kernel stack, as before.
+ * not marked: user space tells them by the kernel stack, as before.  A
+ * marker wrongly set (PREEMPT_RT preempts softirqs) only costs a task
+ * waker its user stack, never gives it another's.
  */
 #define OFFCPU_IN_HRTIMER	1
 #define OFFCPU_IN_SOFTIRQ	2
@@ -657,10 +659,10 @@ static __always_inline __u32 waker_irqctx(struct task_struct *cur __attribute__(
 
 /*
  * The user stack of CUR, the current task (PID/TID), waking a thread: as
- * a block's is taken (copied for CFI with --call-graph dwarf, walked in the
- * kernel with --unwind-in kernel), for the same frames through code without
- * frame pointers.  In interrupt context it is the interrupted task's, which
- * user space leaves out by the kernel stack (src/record/wakers.c).
+ * a block's is taken (copied for CFI with --call-graph dwarf, also under
+ * --unwind-in kernel), for the same frames through code without frame
+ * pointers.  In an interrupt no marker saw it is the interrupted task's,
+ * which user space leaves out by the kernel stack (src/record/wakers.c).
  */
 static __always_inline __s32 waker_ustack(void *ctx, struct task_struct *cur, __u32 pid,
 					  __u32 tid, bool tp_btf)
