@@ -145,12 +145,15 @@ $(BTF_ARCHIVE): $(wildcard btf/*/*.btf btf/*.sh btf/*.py) btf/manifest.tsv $(BPF
 # --- the tool ---
 # The embedded copies without DWARF (-g gave the objects their BTF, which
 # stays): libbpf reads .BTF and .BTF.ext, never .debug_*, as bpftool's
-# skeletons embed them (llvm-strip -g); a third of each object.
+# skeletons embed them (llvm-strip -g); a third of each object.  The
+# relocations of .BTF and .BTF.ext go too: libbpf skips relocation sections
+# of sections without code ("skipping relo section"), and .rel.BTF.ext is
+# as large as .BTF.ext (110 KB of the CO-RE object).
 LLVM_STRIP ?= llvm-strip
 BPF_EMBED    := $(BPFB)/offcpu.embed.o
 BPF_TP_EMBED := $(BPFB)/offcpu_tp.embed.o
 $(BPFB)/%.embed.o: $(BPFB)/%.bpf.o
-	$(LLVM_STRIP) -g -o $@ $<
+	$(LLVM_STRIP) -g --remove-section=.rel.BTF --remove-section=.rel.BTF.ext -o $@ $<
 $(B)/embed.o: src/record/embed.S $(BPF_EMBED) $(BPF_TP_EMBED) $(BTF_ARCHIVE) | $(B)
 	$(CC) -c -DBPF_OBJ='"$(BPF_EMBED)"' -DBPF_TP_OBJ='"$(BPF_TP_EMBED)"' -DBTF_ARCHIVE='"$(BTF_ARCHIVE)"' src/record/embed.S -o $@
 
@@ -165,7 +168,7 @@ $(B)/offcpu: $(patsubst src/%.c,$(B)/%.o,$(SRCS)) $(B)/profile.pb-c.o $(B)/embed
 	@echo "$(TARGET): $@ $$(stat -c %s $@) bytes"
 
 # Test workloads: static, symbols kept, frame pointers (back chain on s390x).
-workloads: $(B)/blocker $(B)/blocker-bid $(B)/seccomp_run $(B)/distro $(B)/stuck
+workloads: $(B)/blocker $(B)/blocker-bid $(B)/seccomp_run $(B)/distro $(B)/pipewake $(B)/stuck
 $(B)/blocker: tests/workload/blocker.c tests/workload/task_clock.h $(BOARD_MK) $(TC)/.done | $(B)
 	$(CC) -std=gnu11 $(WARN) -static -O2 -g $(WORKLOAD_CFLAGS) -pthread $< -o $@
 # The same with a build-id (this toolchain adds none by default): the
@@ -194,6 +197,9 @@ build/host/alternate: tests/workload/alternate.c
 # DISTRO_CFLAGS: the defaults where the suite's native compiler has other
 # ones than the cross gcc-12 (board/*.mk).
 $(B)/distro: tests/workload/distro.c tests/workload/task_clock.h $(BOARD_MK) | $(B)
+	$(TRIPLE)-gcc-12 -std=gnu11 $(WARN) -O2 -g $(DISTRO_CFLAGS) -pthread $< -o $@
+# Built the same way: a pipe writer thread whose write wakes a reader (t_wakers).
+$(B)/pipewake: tests/workload/pipewake.c $(BOARD_MK) | $(B)
 	$(TRIPLE)-gcc-12 -std=gnu11 $(WARN) -O2 -g $(DISTRO_CFLAGS) -pthread $< -o $@
 # Runs a command as if the kernel had no bpf() or no sched_switch (t_seccomp).
 $(B)/seccomp_run: tests/seccomp_run.c $(TC)/.done | $(B)

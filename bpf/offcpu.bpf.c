@@ -265,11 +265,12 @@ static __always_inline __u32 copy_user_stack(__u8 *dst, __u64 sp, bool other,
  * Fills and sends ucopy C: stack ID of thread PID/TID of address space MM,
  * its user registers and the copy of its stack top (the current task's, or
  * with OTHER task T's).  REUSE: the id the stack cache would have reused;
- * KID: the kernel walk's id (--unwind-in verify), or 0.
+ * KID: the kernel walk's id (--unwind-in verify), or 0; FLAGS:
+ * OFFCPU_UCOPY_*.
  */
 static __always_inline void send_ucopy(struct offcpu_ucopy *c, __s32 id, __u32 pid, __u32 tid,
-				       __u32 reuse, __u32 kid, __u64 mm, __u64 ip, __u64 sp, __u64 fp,
-				       __u64 lr, bool other, struct task_struct *t)
+				       __u32 reuse, __u32 kid, __u32 flags, __u64 mm, __u64 ip,
+				       __u64 sp, __u64 fp, __u64 lr, bool other, struct task_struct *t)
 {
 	c->magic = OFFCPU_UCOPY_MAGIC;
 	c->id = id;
@@ -277,6 +278,8 @@ static __always_inline void send_ucopy(struct offcpu_ucopy *c, __s32 id, __u32 p
 	c->tid = tid;
 	c->reuse_id = reuse;
 	c->kernel_id = kid;
+	c->flags = flags;
+	c->pad = 0;
 	c->mm = mm;
 	c->time = bpf_ktime_get_ns();
 	c->pc = ip;
@@ -349,21 +352,35 @@ static __always_inline bool task_uregs(struct task_struct *t, bool tp_btf,
 }
 
 /*
+ * The current task's user stack walked by frame pointer instead: for a
+ * block with start S (its frame-pointer cache unused), or for a WAKER.
+ */
+static __always_inline __s32 fp_stack_id(void *ctx, struct offcpu_start *s, bool waker)
+{
+	if (waker)
+		return stack_id(ctx, &stacks, &ustack_spill, BPF_F_USER_STACK, STAT_USTACK_SPILLED);
+	return user_stack_id(ctx, s, 0);
+}
+
+/*
  * --call-graph dwarf: the user registers saved at kernel entry and the top
  * of the user stack go to user space, which unwinds them with the CFI of
  * the mapped files (src/unwind/unwind.c); the block carries a fresh id for that
  * stack, or the cached one (ucache) when the stack is provably the same.
- * Returns the id; when the ring buffer is full, the frame-pointer stack's
- * (counted), or -1.
+ * T is current (a BTF pointer where TP_BTF); WAKER: it wakes a blocked
+ * thread (sched_waking), S is NULL, and its cache entry is its own waker
+ * one.  Returns the id; when the ring buffer is full, the frame-pointer
+ * stack's (counted), or -1.
  */
 static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 					    struct task_struct *t, __u32 pid, __u32 tid,
-					    bool tp_btf)
+					    bool tp_btf, bool waker)
 {
 	struct offcpu_dwarf_seq *q;
 	struct offcpu_ucache *e;
 	struct offcpu_ucopy *c;
 	__u32 zero = 0, reuse = 0, kid = 0, *wrap, cpu = bpf_get_smp_processor_id();
+	__u32 key = waker ? tid | OFFCPU_UCACHE_WAKER : tid;
 	__u64 ip, sp, fp, lr, mm;
 	__s32 id;
 
@@ -376,13 +393,13 @@ static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 		if (TASK_READ(tp_btf, t, flags) & OFFCPU_PF_KTHREAD)
 			return -1;
 		count(DROP_UREGS);
-		return user_stack_id(ctx, s, 0);
+		return fp_stack_id(ctx, s, waker);
 	}
 	/*
 	 * Once ids repeat, a cached one may name a newer stack: every CPU stops
 	 * reusing OFFCPU_DWARF_WRAP_MARGIN ids before the first one wraps.
 	 */
-	e = cfg.stack_cache && !*wrap ? bpf_map_lookup_elem(&ucache, &tid) : NULL;
+	e = cfg.stack_cache && !*wrap ? bpf_map_lookup_elem(&ucache, &key) : NULL;
 	if (e && ucache_hit(e, pid, ip, sp, fp, lr)) {
 		count(STAT_USTACK_REUSED);
 		if (!cfg.stack_cache_verify)
@@ -393,8 +410,10 @@ static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 	/*
 	 * --unwind-in kernel: walked here; a miss is copied (the copy asks for
 	 * the rows).  verify: the walked stack is copied too, and compared.
+	 * A waker's stack is copied: the walker in the sched_waking programs
+	 * too doubled the verifier's start-up (+2.6 s on the build host).
 	 */
-	if (cfg.kunwind && !reuse) {
+	if (cfg.kunwind && !reuse && !waker) {
 		struct offcpu_ucache *walked = NULL;
 
 		id = kunwind_stack_id(pid, mm, ip, sp, fp, lr, &walked);
@@ -404,7 +423,7 @@ static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 		 * block with the same ones reuse the id (checked as any entry).
 		 */
 		if (walked && cfg.stack_cache && !*wrap)
-			bpf_map_update_elem(&ucache, &tid, walked, BPF_ANY);
+			bpf_map_update_elem(&ucache, &key, walked, BPF_ANY);
 		if (id >= 0 && !cfg.kunwind_verify)
 			return id;
 		kid = id >= 0 ? id : 0;
@@ -415,13 +434,14 @@ static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 			return kid;
 		/* User space is behind: the frame-pointer stack rather than none. */
 		count(DROP_UCOPY);
-		return user_stack_id(ctx, s, 0);
+		return fp_stack_id(ctx, s, waker);
 	}
 	if (q->seq >= OFFCPU_DWARF_SEQ_MASK - OFFCPU_DWARF_WRAP_MARGIN)
 		*wrap = 1;
 	id = OFFCPU_DWARF_ID | cpu << OFFCPU_DWARF_CPU_SHIFT |
 	     (q->seq++ & OFFCPU_DWARF_SEQ_MASK);
-	send_ucopy(c, id, pid, tid, reuse, kid, mm, ip, sp, fp, lr, false, NULL);
+	send_ucopy(c, id, pid, tid, reuse, kid, waker ? OFFCPU_UCOPY_WAKER : 0, mm, ip, sp, fp, lr,
+		   false, NULL);
 	return kid ? kid : id;
 }
 
@@ -464,7 +484,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	if (cfg.dwarf && cfg.want_ustack) {
 		/* As in start_block: the block starts before the copy. */
 		*now = bpf_ktime_get_ns();
-		s->ustack = dwarf_stack_id(ctx, s, prev, pid, tid, tp_btf);
+		s->ustack = dwarf_stack_id(ctx, s, prev, pid, tid, tp_btf, false);
 		start_block_rest(ctx, s, pid, state, *now);
 	} else {
 		start_block(ctx, s, pid, state, tp_btf && cfg.stack_cache ? user_key(prev) : 0, now);
@@ -533,56 +553,89 @@ int on_switch_raw(unsigned long long *ctx)
 	return on_switch(ctx, false, false);
 }
 
-#ifdef OFFCPU_PREEMPT_COUNT
 /*
- * Per CPU: an hrtimer's callback runs (between hrtimer_expire_entry and
- * _exit).  7.x runs some hrtimer expiries in task context (the idle task,
- * the task the timer fired under), where preempt_count has no interrupt
- * bits: a wakeup inside a callback is the timer's all the same.
+ * Per CPU, the interrupt work running now (--wakers): an hrtimer's callback
+ * (between hrtimer_expire_entry and _exit) or a softirq (softirq_entry and
+ * _exit).  A wakeup inside is the interrupt's, and the current task only
+ * the one it found: its user stack is not taken (a copy and an unwind for
+ * nothing; user space would leave it out by the kernel stack anyway).  7.x
+ * runs some hrtimer expiries in task context (the idle task, the task the
+ * timer fired under), where preempt_count has no interrupt bits: a wakeup
+ * inside a callback is the timer's all the same.  Device interrupts are
+ * not marked: user space tells them by the kernel stack, as before.  A
+ * marker wrongly set (PREEMPT_RT preempts softirqs) only costs a task
+ * waker its user stack, never gives it another's.
  */
+#define OFFCPU_IN_HRTIMER	1
+#define OFFCPU_IN_SOFTIRQ	2
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u32);
-} in_hrtimer SEC(".maps");
+} in_irq SEC(".maps");
 
-static __always_inline int set_in_hrtimer(__u32 v)
+/* Bits: an hrtimer callback can interrupt a softirq, never the reverse. */
+static __always_inline int mark_irq(__u32 bit, bool on)
 {
-	__u32 zero = 0, *in = bpf_map_lookup_elem(&in_hrtimer, &zero);
+	__u32 zero = 0, *in = bpf_map_lookup_elem(&in_irq, &zero);
 
 	if (in)
-		*in = v;
+		*in = on ? *in | bit : *in & ~bit;
 	return 0;
 }
 
 SEC("raw_tp/hrtimer_expire_entry")
 int on_hrtimer_entry(void *ctx __attribute__((unused)))
 {
-	return set_in_hrtimer(1);
+	return mark_irq(OFFCPU_IN_HRTIMER, true);
 }
 
 SEC("raw_tp/hrtimer_expire_exit")
 int on_hrtimer_exit(void *ctx __attribute__((unused)))
 {
-	return set_in_hrtimer(0);
+	return mark_irq(OFFCPU_IN_HRTIMER, false);
 }
 
+SEC("raw_tp/softirq_entry")
+int on_softirq_entry(void *ctx __attribute__((unused)))
+{
+	return mark_irq(OFFCPU_IN_SOFTIRQ, true);
+}
+
+SEC("raw_tp/softirq_exit")
+int on_softirq_exit(void *ctx __attribute__((unused)))
+{
+	return mark_irq(OFFCPU_IN_SOFTIRQ, false);
+}
+
+/* OFFCPU_WAKER_HARDIRQ or _SOFTIRQ where a marker above is set, else 0. */
+static __always_inline __u32 irq_marked(void)
+{
+	__u32 zero = 0, *in = bpf_map_lookup_elem(&in_irq, &zero);
+
+	if (!in || !*in)
+		return 0;
+	return *in & OFFCPU_IN_HRTIMER ? OFFCPU_WAKER_HARDIRQ : OFFCPU_WAKER_SOFTIRQ;
+}
+
+#ifdef OFFCPU_PREEMPT_COUNT
 /*
- * Whether CUR, the current task, runs an interrupt: its preempt_count's
- * hardirq bits (0xf0000) or serving-softirq bit (0x100), as in_hardirq()
- * and in_serving_softirq() read them.  Only where the waker's kernel stack
- * cannot tell (vmlinux_min.h).
+ * Whether CUR, the current task, runs an interrupt: the markers, else its
+ * preempt_count's hardirq bits (0xf0000) or serving-softirq bit (0x100), as
+ * in_hardirq() and in_serving_softirq() read them.  Only where the waker's
+ * kernel stack cannot tell (vmlinux_min.h).
  */
 static __always_inline __u32 waker_irqctx(struct task_struct *cur)
 {
 	struct task_struct___ti *t = (void *)cur;
-	__u32 zero = 0, *in = bpf_map_lookup_elem(&in_hrtimer, &zero);
+	__u32 marked = irq_marked();
 	struct thread_info *ti;
 	int pc = 0;
 
-	if (in && *in)
-		return OFFCPU_WAKER_HARDIRQ;
+	if (marked)
+		return marked;
 	if (bpf_core_field_exists(t->thread_info))
 		ti = __builtin_preserve_access_index(&t->thread_info);
 	else
@@ -595,11 +648,35 @@ static __always_inline __u32 waker_irqctx(struct task_struct *cur)
 	return pc & 0x100 ? OFFCPU_WAKER_SOFTIRQ : OFFCPU_WAKER_TASKCTX;
 }
 #else
+/* Elsewhere the markers only (x86_64's preempt_count is a per-CPU variable). */
 static __always_inline __u32 waker_irqctx(struct task_struct *cur __attribute__((unused)))
 {
-	return 0;
+	return irq_marked();
 }
 #endif
+
+/*
+ * The user stack of CUR, the current task (PID/TID), waking a thread: as
+ * a block's is taken (copied for CFI with --call-graph dwarf, also under
+ * --unwind-in kernel), for the same frames through code without frame
+ * pointers.  In an interrupt no marker saw it is the interrupted task's,
+ * which user space leaves out by the kernel stack (src/record/wakers.c).
+ */
+static __always_inline __s32 waker_ustack(void *ctx, struct task_struct *cur, __u32 pid,
+					  __u32 tid, bool tp_btf)
+{
+	struct task_struct *t = cur;
+	bool btf = false;
+
+	if (!cfg.dwarf)
+		return fp_stack_id(ctx, NULL, true);
+	/* bpf_task_pt_regs takes the task's BTF pointer: the helper's (5.11+) where it runs. */
+	if (tp_btf && cfg.task_pt_regs) {
+		t = bpf_get_current_task_btf();
+		btf = true;
+	}
+	return dwarf_stack_id(ctx, NULL, t, pid, tid, btf, true);
+}
 
 /*
  * --wakers: P is being woken by the current task (or by an interrupt).  Only
@@ -611,11 +688,23 @@ static __always_inline int on_waking(void *ctx, struct task_struct *p, bool task
 {
 	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
 	struct offcpu_start *s;
+	__u32 irqctx;
+	bool kthread;
 
 	s = start_of(p, TASK_READ(tp_btf, p, pid), task_storage, false);
 	if (!s || !s->ts)
 		return 0;
-	note_waker(ctx, s, BPF_CORE_READ(cur, flags) & OFFCPU_PF_KTHREAD, waker_irqctx(cur));
+	kthread = BPF_CORE_READ(cur, flags) & OFFCPU_PF_KTHREAD;
+	irqctx = waker_irqctx(cur);
+	note_waker(ctx, s, kthread, irqctx);
+	/* In an interrupt the current task did not wake anyone: no user stack. */
+	if (cfg.want_ustack && !kthread && s->waker.pid &&
+	    !(irqctx & (OFFCPU_WAKER_HARDIRQ | OFFCPU_WAKER_SOFTIRQ))) {
+		s->waker.ustack = waker_ustack(ctx, cur, s->waker.pid, s->waker.tid, tp_btf);
+		/* Also an interrupted task without user registers: not a drop of a stack. */
+		if (s->waker.ustack < 0)
+			count(STAT_WAKER_NO_USTACK);
+	}
 	return 0;
 }
 

@@ -172,6 +172,8 @@ struct offcpu_spill_scratch {
 /* A CPU this close to wrapping stops all reuse first (see dwarf_stack_id). */
 #define OFFCPU_DWARF_WRAP_MARGIN	65536
 #define OFFCPU_UCOPY_MAGIC	(~0ull)
+/* --wakers: the stack of a waker at sched_waking, not of a block (see OFFCPU_UCACHE_WAKER). */
+#define OFFCPU_UCOPY_WAKER	1
 #define OFFCPU_COPY_MAX		65528	/* perf's limit for dwarf,SIZE */
 
 struct offcpu_ucopy {
@@ -181,6 +183,8 @@ struct offcpu_ucopy {
 	__u32 len;		/* bytes of the stack copied from sp (0: unreadable) */
 	__u32 reuse_id;		/* --stack-cache verify: the id the cache would reuse, or 0 */
 	__u32 kernel_id;	/* --unwind-in verify: the id of the kernel's walk, or 0 */
+	__u32 flags;		/* OFFCPU_UCOPY_* */
+	__u32 pad;
 	__u64 mm;		/* its address space (task->mm): another after exec or pid reuse */
 	__u64 time;		/* when it was taken (bpf_ktime_get_ns): its block started before */
 	__u64 pc, sp, fp, lr;	/* user registers at kernel entry */
@@ -205,6 +209,13 @@ struct offcpu_dwarf_seq {
  * stack: the program rereads the words and reuses the id.
  */
 #define OFFCPU_UCACHE_WORDS	32
+
+/*
+ * --wakers: a thread's entry for the stacks it wakes others from is keyed
+ * by its tid with this bit (tids are below 2^22, PID_MAX_LIMIT), apart
+ * from the entry for its own blocks: the two places differ.
+ */
+#define OFFCPU_UCACHE_WAKER	0x80000000u
 
 #define OFFCPU_UCACHE_FP	1	/* the unwinding used the frame pointer register */
 #define OFFCPU_UCACHE_LR	2	/* ... the link register */

@@ -197,7 +197,7 @@ static __always_inline __s32 scan_dwarf(struct task_struct *t, __u32 pid, __u32 
 	}
 	scan_dwarf_seq = seq + 1;
 	seq |= OFFCPU_DWARF_ID | OFFCPU_DWARF_SCAN_CPU << OFFCPU_DWARF_CPU_SHIFT;
-	send_ucopy(c, seq, pid, tid, 0, 0, (__u64)t->mm, ip, sp, fp, lr, true, t);
+	send_ucopy(c, seq, pid, tid, 0, 0, 0, (__u64)t->mm, ip, sp, fp, lr, true, t);
 	return seq;
 }
 

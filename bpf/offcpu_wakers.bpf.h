@@ -6,8 +6,10 @@
  * summed with them (wsums instead of sums).  In interrupt context the current
  * task is whatever ran there: user space recognises that from the kernel
  * stack (src/record/wakers.c), which is why the waker's kernel stack is always
- * walked.  Included by the CO-RE object only: the classic sched_waking
- * record has no task to look up (tp,hash says "not supported").
+ * walked.  The waker's user stack is taken as a block's is (in
+ * offcpu.bpf.c, waker_ustack: copied for CFI with --call-graph dwarf).
+ * Included by the CO-RE object only: the classic sched_waking record has no
+ * task to look up (tp,hash says "not supported").
  */
 #ifndef OFFCPU_WAKERS_BPF_H
 #define OFFCPU_WAKERS_BPF_H
@@ -21,8 +23,9 @@ struct {
 } wsums SEC(".maps");
 
 /*
- * The current task woke the thread whose start is S.  KTHREAD: it is a
- * kernel thread; CTX: OFFCPU_WAKER_{HARDIRQ,SOFTIRQ,TASKCTX} where known.
+ * The current task woke the thread whose start is S: all but its user
+ * stack (w->ustack -1).  KTHREAD: it is a kernel thread; CTX:
+ * OFFCPU_WAKER_{HARDIRQ,SOFTIRQ,TASKCTX} where known.
  */
 static __always_inline void note_waker(void *ctx, struct offcpu_start *s, bool kthread,
 				       __u32 irqctx)
@@ -33,13 +36,6 @@ static __always_inline void note_waker(void *ctx, struct offcpu_start *s, bool k
 	w->flags = OFFCPU_WAKER_SEEN | (kthread ? OFFCPU_WAKER_KTHREAD : 0) | irqctx;
 	bpf_get_current_comm(w->comm, sizeof(w->comm));
 	w->ustack = -1;
-	if (cfg.want_ustack && !kthread && w->pid) {
-		w->ustack = stack_id(ctx, &stacks, &ustack_spill, BPF_F_USER_STACK,
-				     STAT_USTACK_SPILLED);
-		/* Also an interrupted task without user registers: not a drop of a stack. */
-		if (w->ustack < 0)
-			count(STAT_WAKER_NO_USTACK);
-	}
 	w->kstack = stack_id(ctx, &kstacks, &kstack_spill, 0, STAT_KSTACK_SPILLED);
 	if (w->kstack < 0)
 		count(DROP_KSTACK);

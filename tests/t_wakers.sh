@@ -73,3 +73,66 @@ elif [ "$(wc -l <"$WORK/tp.out")" = 1 ] && grep -q 'not supported' "$WORK/tp.out
 else
 	fail "$T-tp-refused" "$(head -c 300 "$WORK/tp.out")"
 fi
+
+# A program built like a distribution's (tests/workload/pipewake.c: -O2, no
+# frame pointers, Debian's glibc): the waker's user stack is unwound with CFI
+# as the sleeper's is, so the reader's wakeups name the writer's function,
+# pipewake_write, under libc's write (frame pointers stop in write: the
+# control).  With the stack cache verified, through raw_tp (registers at the
+# top of the task's kernel stack) and with the kernel walker.
+PIPEWAKE=${PIPEWAKE:-$ROOT/build/x86_64/pipewake}
+PW_EXPECT="--expect pw-reader:pipewake_read:pipe_read:pw-writer:pipewake_write"
+pipewake() {	# NAME [offcpu options]: 100 writes 10 ms apart under --wakers
+	local name=$1; shift
+	if ! "$OFFCPU" -v --wakers "$@" -o "$WORK/$name.data" -- "$PIPEWAKE" -n 100 -i 10 \
+		>"$WORK/$name.out" 2>"$WORK/$name.err"; then
+		fail "$T-$name-runs" "exit $?: $(tail -n 1 "$WORK/$name.err")"
+		return 1
+	fi
+	"$OFFCPU" report --wakers --folded -T -i "$WORK/$name.data" >"$WORK/$name.folded" \
+		2>"$WORK/$name.rep.err" || { fail "$T-$name-report" "$(tail -n 1 "$WORK/$name.rep.err")"; return 1; }
+}
+# reader_time NAME: the reader's recorded ms in pipewake_read is within 10 %
+# of the workload's own measurement (the waker samples take none of it).
+reader_time() {
+	local rec own
+	rec=$(awk '/^pw-reader/ && /;pipewake_read;/ { s += $NF } END { printf "%d", s / 1000 }' \
+		"$WORK/$1.folded")
+	own=$(awk '$1 == "woken" { printf "%d", $2 / 1000000 }' "$WORK/$1.out")
+	echo "    pipewake $1: reader blocked $own ms, recorded $rec ms"
+	[ "${own:-0}" -gt 0 ] && [ $((rec * 10)) -ge $((own * 9)) ] && [ $((rec * 10)) -le $((own * 11)) ]
+}
+if [ ! -x "$PIPEWAKE" ]; then
+	fail "$T-pipewake" "no $PIPEWAKE (make workloads)"
+elif pipewake pw-dwarf && grep -q '^user stacks: copied' "$WORK/pw-dwarf.err"; then
+	check "$T-pipewake-cfi" python3 "$ROOT/tests/wakers_check.py" "$WORK/pw-dwarf.folded" $PW_EXPECT
+	explain "$WORK/pw-dwarf.err"
+	reader_time pw-dwarf && pass "$T-pipewake-time" || fail "$T-pipewake-time" "see above"
+	check "$T-pipewake-perf-report-clean" python3 "$ROOT/tests/perf_check.py" report \
+		"$WORK/pw-dwarf.data"
+	pipewake pw-fp --call-graph fp &&
+		check_fails "$T-pipewake-fp-can-fail" "frame pointers alone found pipewake_write" \
+			python3 "$ROOT/tests/wakers_check.py" "$WORK/pw-fp.folded" $PW_EXPECT
+	pipewake pw-raw --variant raw_tp,hash --stack-cache verify &&
+		check "$T-pipewake-cfi-raw_tp" python3 "$ROOT/tests/wakers_check.py" \
+			"$WORK/pw-raw.folded" $PW_EXPECT
+	line=$(grep 'stack cache (verify)' "$WORK/pw-raw.err")
+	echo "    $line"
+	if [[ $line =~ :\ ([0-9]+)\ of\ [0-9]+\ user.*,\ ([0-9]+)\ of\ those\ wrong ]] &&
+	   [ "${BASH_REMATCH[1]}" -gt 0 ] && [ "${BASH_REMATCH[2]}" -eq 0 ]; then
+		pass "$T-pipewake-stack-cache-verify"
+	else
+		fail "$T-pipewake-stack-cache-verify" "${line:-no verify line}"
+	fi
+	# Without the cache every waker is copied, and each id names one
+	# block: all are let go once written (none left at the end).
+	pipewake pw-nocache --stack-cache off &&
+		check "$T-pipewake-cfi-no-cache" python3 "$ROOT/tests/wakers_check.py" \
+			"$WORK/pw-nocache.folded" $PW_EXPECT
+	line=$(grep 'tables at the end' "$WORK/pw-nocache.err")
+	echo "    $line"
+	[[ $line == *": 0 dwarf stack ids"* ]] && pass "$T-pipewake-ids-let-go" ||
+		fail "$T-pipewake-ids-let-go" "${line:-no tables line}"
+else
+	skip "$T-pipewake" "no CFI unwinding here: $(grep '^user stacks' "$WORK/pw-dwarf.err")"
+fi

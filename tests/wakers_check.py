@@ -8,7 +8,9 @@ MIN_SHARE of that function's off-CPU time must be attributed to a waker named
 so whose frames hold the expected function (with --no-user, for kernels that
 walk no user stacks, the name alone; with --irq-for-timer, for kernels whose
 BPF kernel stacks end in the program (armhf), where only preempt_count tells
-an interrupt, '[irq]' counts for '[timer]' too).  Exit 1 with the shares otherwise."""
+an interrupt, '[irq]' counts for '[timer]' too).  --expect
+THREAD:FUNCTION:KERNEL_FUNCTION:WAKER:FRAME (repeated) replaces the blocker's
+list (FRAME empty: the name alone).  Exit 1 with the shares otherwise."""
 import sys
 
 MIN_SHARE = 0.90
@@ -40,16 +42,32 @@ def parse(path):
     return rows
 
 
+def expectations(argv):
+    """The --expect rows of ARGV (and ARGV without them), else EXPECT."""
+    rest, rows = [], []
+    it = iter(argv)
+    for x in it:
+        if x != "--expect":
+            rest.append(x)
+            continue
+        f = next(it, "").split(":")
+        if len(f) != 5 or not all(f[:4]):
+            sys.exit("wakers_check: --expect THREAD:FUNCTION:KERNEL_FUNCTION:WAKER:FRAME")
+        rows.append((f[0], f[1], f[2], f[3], f[4] or None))
+    return rest, rows or EXPECT
+
+
 def main():
     opts = {"--no-user", "--irq-for-timer"}
-    args = [x for x in sys.argv[1:] if x not in opts]
-    no_user = "--no-user" in sys.argv[1:]
-    irq_for_timer = "--irq-for-timer" in sys.argv[1:]
+    argv, expect = expectations(sys.argv[1:])
+    args = [x for x in argv if x not in opts]
+    no_user = "--no-user" in argv
+    irq_for_timer = "--irq-for-timer" in argv
     if len(args) != 1:
-        sys.exit("usage: wakers_check.py FOLDED [--no-user] [--irq-for-timer]")
+        sys.exit("usage: wakers_check.py FOLDED [--no-user] [--irq-for-timer] [--expect ...]")
     rows = parse(args[0])
     bad = []
-    for thread, fn, kfn, waker, frame in EXPECT:
+    for thread, fn, kfn, waker, frame in expect:
         total = good = 0
         who = {}
         for t, sleeper, w, us in rows:

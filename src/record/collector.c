@@ -194,6 +194,9 @@ static int add_sample(struct collector *c, uint32_t pid, uint32_t tid, uint32_t 
 	else
 		err = queue(c, sample_write(c->scratch, &s), time);
 	stacks_done(c->stacks, ustack);
+	/* The waker's copy (dwarf) named this one block too. */
+	if (w && (w->flags & OFFCPU_WAKER_SEEN))
+		stacks_done(c->stacks, w->ustack);
 	return err;
 }
 

@@ -93,7 +93,9 @@ static const struct { const char *name; size_t off; int in; } prog_names[] = {
 	PROG(on_switch_raw, IN_CORE), PROG(on_fork, IN_CORE), PROG(on_exit, IN_CORE),
 	PROG(on_switch_tp, IN_TP), PROG(on_fork_tp, IN_TP), PROG(on_free_tp, IN_TP),
 	PROG(on_waking_task, IN_CORE), PROG(on_waking_hash, IN_CORE),
-	PROG(on_waking_raw, IN_CORE),
+	PROG(on_waking_raw, IN_CORE), PROG(on_hrtimer_entry, IN_CORE),
+	PROG(on_hrtimer_exit, IN_CORE), PROG(on_softirq_entry, IN_CORE),
+	PROG(on_softirq_exit, IN_CORE),
 	PROG(scan_start_task, IN_CORE), PROG(scan_start_hash, IN_CORE),
 	PROG(scan_start_task_u, IN_CORE), PROG(scan_start_hash_u, IN_CORE),
 	PROG(scan_end_task, IN_CORE),
@@ -123,9 +125,6 @@ static int find_objects(struct loader *l, bool tp)
 		if (!*p)
 			return -1;
 	}
-	/* Only where the BPF side reads preempt_count (bpf/offcpu.bpf.c). */
-	l->progs.on_hrtimer_entry = bpf_object__find_program_by_name(l->obj, "on_hrtimer_entry");
-	l->progs.on_hrtimer_exit = bpf_object__find_program_by_name(l->obj, "on_hrtimer_exit");
 	return 0;
 }
 
@@ -357,9 +356,12 @@ static int select_variant(struct loader *l, const struct offcpu_opts *o,
 			err |= bpf_program__set_autoload(p->use_task_storage ? pg->on_waking_task :
 							 p->tp_btf ? pg->on_waking_hash :
 							 pg->on_waking_raw, true);
-		if (o->wakers && pg->on_hrtimer_entry && pg->on_hrtimer_exit) {
+		/* Interrupt work marked for the wakers (offcpu.bpf.c, in_irq). */
+		if (o->wakers) {
 			err |= bpf_program__set_autoload(pg->on_hrtimer_entry, true);
 			err |= bpf_program__set_autoload(pg->on_hrtimer_exit, true);
+			err |= bpf_program__set_autoload(pg->on_softirq_entry, true);
+			err |= bpf_program__set_autoload(pg->on_softirq_exit, true);
 		}
 		err |= bpf_map__set_max_entries(m->wsums, o->wakers ? SUMS_ENTRIES : 1);
 		err |= bpf_map__set_max_entries(m->ku_rows, loader_kunwind(o, p, NULL) ?

@@ -340,7 +340,11 @@ static void retired_thread_moved_on(struct stacks *s, uint32_t tid, uint64_t tim
 	}
 }
 
-/* TID's stack cache entry holds ID now (0: none, the thread is gone); the id it held retires. */
+/*
+ * TID's stack cache entry holds ID now (0: none, the thread is gone); the id
+ * it held retires.  TID: a key of the cache map (a waker's with
+ * OFFCPU_UCACHE_WAKER).
+ */
 static int cache_holds(struct stacks *s, uint32_t tid, uint32_t id)
 {
 	uint32_t old = (uintptr_t)(id ? u32_map_get(&s->cached, tid) : u32_map_del(&s->cached, tid));
@@ -369,7 +373,7 @@ static int cache_sweep(struct stacks *s)
 	for (size_t i = 0; gone && i < m->cap; i++) {
 		if (!m->vals[i])
 			continue;
-		snprintf(path, sizeof(path), "/proc/%u", m->keys[i]);
+		snprintf(path, sizeof(path), "/proc/%u", m->keys[i] & ~OFFCPU_UCACHE_WAKER);
 		if (access(path, F_OK))
 			gone[n++] = m->keys[i];
 	}
@@ -382,12 +386,12 @@ static int cache_sweep(struct stacks *s)
 }
 
 /*
- * The stack cache's entry for the copy's thread: its registers and the words
- * its unwinding read.  A full map is emptied (entries of exited threads
+ * The stack cache's entry KEY (the copy's thread, or its waker entry): its
+ * registers and the words its unwinding read.  A full map is emptied (entries of exited threads
  * linger when their exit was not seen): only reuses are lost, never a
  * wrong one made.  False when the entry could not be written.
  */
-static bool install_cache(struct stacks *s, const struct offcpu_ucopy *c,
+static bool install_cache(struct stacks *s, const struct offcpu_ucopy *c, uint32_t key,
 			  const struct unwind_reads *r)
 {
 	struct offcpu_ucache e = {
@@ -395,20 +399,20 @@ static bool install_cache(struct stacks *s, const struct offcpu_ucopy *c,
 		.pid = c->pid, .id = c->id, .n = r->n,
 		.flags = (r->fp_used ? OFFCPU_UCACHE_FP : 0) | (r->lr_used ? OFFCPU_UCACHE_LR : 0),
 	};
-	uint32_t key, next;
+	uint32_t old, next;
 
 	memcpy(e.addr, r->addr, r->n * sizeof(*e.addr));
 	memcpy(e.val, r->val, r->n * sizeof(*e.val));
-	if (!bpf_map_update_elem(s->ld->ucache_fd, &c->tid, &e, BPF_ANY))
+	if (!bpf_map_update_elem(s->ld->ucache_fd, &key, &e, BPF_ANY))
 		return true;
 	while (!bpf_map_get_next_key(s->ld->ucache_fd, NULL, &next)) {
-		key = next;
-		bpf_map_delete_elem(s->ld->ucache_fd, &key);
+		old = next;
+		bpf_map_delete_elem(s->ld->ucache_fd, &old);
 	}
 	s->cache_cleared++;
 	if (cache_sweep(s))
 		return false;
-	return !bpf_map_update_elem(s->ld->ucache_fd, &c->tid, &e, BPF_ANY);
+	return !bpf_map_update_elem(s->ld->ucache_fd, &key, &e, BPF_ANY);
 }
 
 /* Dwarf id ID names ST now (its cache entry: CACHED); an old value goes. */
@@ -439,8 +443,8 @@ int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
 	struct unwind_reads reads;
 	enum unwind_end end;
 	const struct stack *st;
+	uint32_t n, key;
 	bool cached;
-	uint32_t n;
 
 	if (!s->unwinder || size < sizeof(*c) || c->len > size - sizeof(*c))
 		return 0;
@@ -450,19 +454,25 @@ int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
 	st = intern(s, s->buf, n);
 	if (!st)
 		return -1;
-	if (s->nr_retired)
-		retired_thread_moved_on(s, c->tid, c->time);
 	/*
 	 * --stack-cache verify: the stack the cache would have reused, compared
 	 * (a spill id's: a kernel walk's entry, --unwind-in kernel).
 	 */
 	if (c->reuse_id && !same_frames(stacks_get(s, c->reuse_id, false), st))
 		s->wrong_reuses++;
+	key = c->flags & OFFCPU_UCOPY_WAKER ? c->tid | OFFCPU_UCACHE_WAKER : c->tid;
+	/*
+	 * A waker's id is carried by the block it woke, until that thread runs:
+	 * a later wakeup by the same thread is taken as its end (the wakee runs
+	 * within a moment; a drain of the sums, a second, comes after).
+	 */
+	if (s->nr_retired)
+		retired_thread_moved_on(s, key, c->time);
 	cached = s->ld->ucache_fd >= 0 && unwind_cacheable(end, &reads) &&
-		 install_cache(s, c, &reads);
+		 install_cache(s, c, key, &reads);
 	if (unwound_put(s, c->id, st, cached))
 		return -1;
-	return cached ? cache_holds(s, c->tid, c->id) : 0;
+	return cached ? cache_holds(s, key, c->id) : 0;
 }
 
 void stacks_forget_pid(struct stacks *s, uint32_t pid)
@@ -471,16 +481,25 @@ void stacks_forget_pid(struct stacks *s, uint32_t pid)
 		unwinder_forget(s->unwinder, pid);
 }
 
-int stacks_forget_tid(struct stacks *s, uint32_t tid)
+/* The cache entry KEY goes, and the id it held retires. */
+static int cache_forget(struct stacks *s, uint32_t key)
 {
 	/* Gone: no block of it is in progress. */
 	if (s->nr_retired)
-		retired_thread_moved_on(s, tid, UINT64_MAX);
-	if (!s->unwinder || !u32_map_get(&s->cached, tid))
+		retired_thread_moved_on(s, key, UINT64_MAX);
+	if (!u32_map_get(&s->cached, key))
 		return 0;
 	/* Its entry in the cache map too: it would linger until the map fills. */
-	bpf_map_delete_elem(s->ld->ucache_fd, &tid);
-	return cache_holds(s, tid, 0);
+	bpf_map_delete_elem(s->ld->ucache_fd, &key);
+	return cache_holds(s, key, 0);
+}
+
+int stacks_forget_tid(struct stacks *s, uint32_t tid)
+{
+	if (!s->unwinder)
+		return 0;
+	/* Its own blocks' entry, and the one of the stacks it woke others from. */
+	return cache_forget(s, tid) | cache_forget(s, tid | OFFCPU_UCACHE_WAKER);
 }
 
 void stacks_drain_begin(struct stacks *s)
