@@ -216,8 +216,8 @@ slowdown() {
 # unwound in the kernel (--unwind-in kernel).
 copies() {
 	awk '/user stack copies:/ { for (i = 1; i <= NF; i++) if ($i == "sent,") s = $(i - 1) }
-		/user stacks walked by frame pointer, not copied/ { f = $3 }
-		/unwound in the kernel,/ { k = $4 }
+		/user stacks walked by frame pointer, not copied/ { f += $3 }	# ring full, no registers
+		/user stacks: [0-9]+ unwound in the kernel,/ { k = $5 }	# "[ offcpu: user stacks: N unwound ..."
 		END { printf "%d:%d:%d", s, f, k }' "$OUT/$1.err" 2>/dev/null
 }
 
