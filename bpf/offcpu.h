@@ -266,6 +266,7 @@ struct offcpu_ucache {
  * entry gets a copy of it at fork, under its own mm (its mappings are the
  * parent's until it execs, which changes mm, or maps something new, where
  * a pc in no mapping asks for its own); the entry leaves with the process.
+ * A parent without an entry at a fork is asked for then (ku_want).
  * A file of more than a quarter of the pool's rows is loaded by parts of
  * consecutive FDEs (2048, or a sixteenth of its FDEs if more), each a file
  * of its own with its own mappings in the process's entry, loaded as walks

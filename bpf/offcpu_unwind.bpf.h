@@ -323,8 +323,18 @@ static __always_inline void kunwind_fork(struct task_struct *parent, struct task
 	if (!cfg.kunwind || pid == ppid || !mm)
 		return;
 	p = bpf_map_lookup_elem(&ku_procs, &ppid);
-	if (!p || p->mm != (__u64)BPF_CORE_READ(parent, mm))
+	if (!p || p->mm != (__u64)BPF_CORE_READ(parent, mm)) {
+		/*
+		 * A parent forking before its own first block (perf bench
+		 * sched messaging forks its 400 processes at once): asked for
+		 * now, so the children it forks once it is loaded inherit.
+		 */
+		struct offcpu_kwant want = { .mm = (__u64)BPF_CORE_READ(parent, mm) };
+
+		if (want.mm)
+			bpf_map_update_elem(&ku_want, &ppid, &want, BPF_NOEXIST);
 		return;
+	}
 	/* ku_procs full: the child asks for its own at its first block. */
 	if (bpf_map_update_elem(&ku_procs, &pid, p, BPF_ANY))
 		return;

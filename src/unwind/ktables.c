@@ -40,6 +40,8 @@
 #define KT_GRACE_NS	2000000
 #define KT_POLL_NS	2000000		/* how often the loader looks for requests */
 #define KT_LEARN	256		/* copied stacks waiting for the loader */
+#define KT_TODO		256		/* files whose rows wait to be built */
+#define KT_OPEN		4		/* parted files kept open for their next parts */
 /*
  * A file of more FDEs than this is loaded by parts of this many consecutive
  * FDEs (libc's 3,713 FDEs make 28,371 rows), each a file of its own to the
@@ -65,6 +67,13 @@ struct kt_file {
 	/* Too large for one run: loaded by parts, each a kt_file of its own. */
 	struct kt_file **parts;
 	size_t nr_parts;
+	/* Its CFI kept open for the next part (reading its FDEs again costs). */
+	struct cfi_file *cf;
+	int cf_fd;
+	bool sized;		/* known to have at most KT_PART_FDES FDEs */
+	/* A mapping of it to open it by (its process may be gone by then). */
+	struct proc_map *at;
+	uint32_t at_pid;
 	/* A part: its file, its file addresses [lo, hi) and its FDEs. */
 	struct kt_file *whole;
 	uint64_t lo, hi;
@@ -76,6 +85,13 @@ struct kt_proc {
 	uint64_t loaded;	/* CLOCK_MONOTONIC ns */
 	struct offcpu_kproc *kp;	/* as last written to ku_procs */
 	bool read;		/* kp read from /proc here (else inherited at fork) */
+};
+
+/* A file whose rows are to be built, and a mapping of it to open it by. */
+struct kt_todo {
+	struct kt_file *f;
+	uint32_t pid;
+	struct proc_map m;
 };
 
 /* A copied stack, queued for the loader: the files its frames lie in want rows. */
@@ -94,12 +110,17 @@ struct ktables {
 	struct kt_file **files;
 	size_t nr_files;
 	struct kt_file *slots[OFFCPU_KFILES];
+	struct kt_file *open[KT_OPEN];	/* parted files whose CFI is kept open */
+	uint32_t next_open;
 	struct u32_map procs;		/* pid -> struct kt_proc */
 	struct offcpu_krow *scratch;	/* one file's rows being built */
 	struct ktables_counts counts;
 	pthread_mutex_t lock;		/* the learn queue, filled by the ring's reader */
 	struct kt_learn learn[KT_LEARN];
 	uint32_t learn_head, learn_n;
+	/* Rows to build, after the processes asking are loaded (the loader thread's). */
+	struct kt_todo *todo[KT_TODO];
+	uint32_t todo_head, todo_n;
 	pthread_t loader;		/* serves ku_want apart from the ring's reader */
 	bool started;
 	atomic_bool stop;
@@ -296,23 +317,55 @@ static int load_rows(struct ktables *k, struct kt_file *f, struct cfi_file *cf)
 
 static int part_file(struct ktables *k, struct kt_file *f, struct cfi_file *cf);
 
+static void close_cfi(struct kt_file *f)
+{
+	cfi_file_close(f->cf);
+	if (f->cf)
+		close(f->cf_fd);
+	f->cf = NULL;
+}
+
+/*
+ * The parted file F's CFI (CF, open as FD) stays open for its next parts;
+ * the one kept longest gives its place (KT_OPEN: each holds its FDE index).
+ */
+static void keep_open(struct ktables *k, struct kt_file *f, struct cfi_file *cf, int fd)
+{
+	struct kt_file **slot = &k->open[k->next_open++ % KT_OPEN];
+
+	if (*slot)
+		close_cfi(*slot);
+	f->cf = cf;
+	f->cf_fd = fd;
+	*slot = f;
+}
+
 /*
  * Loads the rows of F, mapped by PID as M, or parts it (its parts are
  * loaded as walks need them); counts what keeps them out.
  */
 static void load_file(struct ktables *k, struct kt_file *f, uint32_t pid, const struct proc_map *m)
 {
-	int fd = unwind_open_mapped(pid, m);
-	struct cfi_file *cf;
+	struct kt_file *w = f->whole ? f->whole : f;
+	struct cfi_file *cf = w->cf;
+	int fd = w->cf_fd;
 
-	if (fd < 0)
-		return;
-	cf = cfi_file_open(fd, NULL, 0);
-	if (cf && !f->whole && cfi_file_fdes(cf) > KT_PART_FDES &&
+	if (!cf) {
+		fd = unwind_open_mapped(pid, m);
+		if (fd < 0) {
+			/* Its process is gone: the next one to map it is asked. */
+			if (w->at && w->at_pid == pid) {
+				free(w->at);
+				w->at = NULL;
+			}
+			return;
+		}
+		cf = cfi_file_open(fd, NULL, 0);
+	}
+	if (cf && !f->whole && !f->sized && cfi_file_fdes(cf) > KT_PART_FDES &&
 	    cfi_file_machine(cf) == KT_MACHINE && !part_file(k, f, cf)) {
 		k->counts.parted++;
-		cfi_file_close(cf);
-		close(fd);
+		keep_open(k, f, cf, fd);
 		return;
 	}
 	switch (cf ? load_rows(k, f, cf) : -1) {
@@ -328,8 +381,10 @@ static void load_file(struct ktables *k, struct kt_file *f, uint32_t pid, const 
 		k->counts.deferred++;
 		break;
 	}
-	cfi_file_close(cf);
-	close(fd);
+	if (cf != w->cf) {
+		cfi_file_close(cf);
+		close(fd);
+	}
 }
 
 /* F gets a slot and a fresh id, without rows yet. */
@@ -366,6 +421,10 @@ static struct kt_file *file_of(struct ktables *k, uint32_t pid, const struct pro
 		*f = (struct kt_file){ .maj = m->maj, .min = m->min, .ino = m->ino };
 		k->files[k->nr_files++] = f;
 	}
+	if ((f->id || f->parts) && !f->at && (f->at = malloc(sizeof(*f->at)))) {
+		*f->at = *m;	/* the last one to open it by was gone */
+		f->at_pid = pid;
+	}
 	if (f->id || f->no_rows || f->parts)
 		return f->id || f->parts ? f : NULL;
 	fd = unwind_open_mapped(pid, m);
@@ -373,6 +432,12 @@ static struct kt_file *file_of(struct ktables *k, uint32_t pid, const struct pro
 		return NULL;
 	f->nr_loads = unwind_read_loads(fd, f->loads);
 	close(fd);
+	if (!f->at)
+		f->at = malloc(sizeof(*f->at));
+	if (f->at) {
+		*f->at = *m;
+		f->at_pid = pid;
+	}
 	register_file(k, f);
 	return f;
 }
@@ -453,6 +518,73 @@ static bool holds_pc(const struct proc_map *m, const uint64_t *pcs, uint32_t n)
 	return false;
 }
 
+/*
+ * Whether F (mapped by PID as M), whose rows are wanted, is loaded by parts:
+ * decided now (its FDEs read, which costs far less than its rows), so the
+ * process's entry names the parts at once and only the wanted ones are
+ * built.  Its CFI stays open for them.
+ */
+static bool part_large(struct ktables *k, struct kt_file *f, uint32_t pid,
+		       const struct proc_map *m)
+{
+	struct cfi_file *cf;
+	int fd;
+
+	if (f->sized || f->whole || f->parts)
+		return f->parts != NULL;
+	fd = unwind_open_mapped(pid, m);
+	if (fd < 0)
+		return false;
+	cf = cfi_file_open(fd, NULL, 0);
+	if (cf && cfi_file_fdes(cf) > KT_PART_FDES && cfi_file_machine(cf) == KT_MACHINE &&
+	    !part_file(k, f, cf)) {
+		k->counts.parted++;
+		keep_open(k, f, cf, fd);
+		return true;
+	}
+	f->sized = true;
+	cfi_file_close(cf);
+	close(fd);
+	return false;
+}
+
+/*
+ * F's rows (mapped by PID as M) are wanted: built later, one file per poll,
+ * so a file's rows (tens of milliseconds) never keep the processes asking
+ * for entries waiting (each of their blocks meanwhile is copied, or walked
+ * by frame pointer once the ring is full).
+ */
+static void want_rows(struct ktables *k, struct kt_file *f, uint32_t pid, const struct proc_map *m)
+{
+	struct kt_todo *t;
+
+	for (uint32_t i = 0; i < k->todo_n; i++)
+		if (k->todo[(k->todo_head + i) % KT_TODO]->f == f)
+			return;
+	if (k->todo_n == KT_TODO || !(t = malloc(sizeof(*t))))
+		return;		/* asked again at its next miss */
+	*t = (struct kt_todo){ .f = f, .pid = pid, .m = *m };
+	k->todo[(k->todo_head + k->todo_n++) % KT_TODO] = t;
+}
+
+/* Builds the rows of the first file waiting (if still wanted); whether one was waiting. */
+static bool build_one(struct ktables *k)
+{
+	struct kt_todo *t;
+	uint64_t t0 = now_ns();
+
+	if (!k->todo_n)
+		return false;
+	t = k->todo[k->todo_head];
+	k->todo_head = (k->todo_head + 1) % KT_TODO;
+	k->todo_n--;
+	if (t->f->id && !t->f->n && !t->f->no_rows && !t->f->parts)
+		load_file(k, t->f, t->pid, &t->m);
+	free(t);
+	k->counts.load_ns += now_ns() - t0;
+	return true;
+}
+
 /* Whether WANT names F (its slot and id). */
 static bool names(const struct offcpu_kwant *want, const struct kt_file *f)
 {
@@ -488,7 +620,7 @@ static void add_parts(struct ktables *k, uint32_t pid, const struct proc_map *m,
 		if (!q->n && !q->no_rows &&
 		    (names(want, q) || (names(want, f) && want->addr >= q->lo && want->addr < q->hi) ||
 		     holds_pc(&pm, pcs, n)))
-			load_file(k, q, pid, m);
+			want_rows(k, q, pid, m);
 		out = &p->maps[p->n++];
 		*out = whole;
 		out->start = pm.start;
@@ -522,8 +654,9 @@ static int read_kproc(struct ktables *k, uint32_t pid, struct offcpu_kproc *p,
 		f = file_of(k, pid, &m);
 		if (!f)
 			continue;
-		if (!f->parts && !f->n && (names(want, f) || holds_pc(&m, pcs, n)))
-			load_file(k, f, pid, &m);
+		if (!f->parts && !f->n && (names(want, f) || holds_pc(&m, pcs, n)) &&
+		    !part_large(k, f, pid, &m))
+			want_rows(k, f, pid, &m);
 		/* /proc/PID/maps is sorted: so are the mappings kept. */
 		if (!f->parts && f->id && kmap_of(f, &m, &p->maps[p->n]))
 			p->n++;
@@ -570,21 +703,39 @@ static bool rows_wanted(const struct ktables *k, const struct offcpu_kwant *want
 }
 
 /*
- * Whether a pc of PCS (N) lies in a mapping of P whose file has no rows
- * yet and was not tried in the last KT_RELOAD_NS (a load put off).
+ * F's rows wanted, opened by the mapping it was registered with: no need to
+ * read its process's maps again.  False where that cannot be (a file since
+ * loaded by parts: the process's entry must name the parts).
  */
-static bool pcs_wanted(const struct ktables *k, const struct kt_proc *p, const uint64_t *pcs,
+static bool queue_known(struct ktables *k, struct kt_file *f)
+{
+	const struct kt_file *w = f->whole ? f->whole : f;
+
+	/* Not sized yet: reading the maps again parts it if large (part_large). */
+	if (f->parts || !w->at || (!f->whole && !f->sized))
+		return false;
+	want_rows(k, f, w->at_pid, w->at);
+	return true;
+}
+
+/*
+ * Whether a pc of PCS (N) lies in a mapping of P whose file has no rows
+ * yet and was not tried in the last KT_RELOAD_NS (a load put off), and
+ * cannot be queued without reading P's maps again (queue_known: the others
+ * are queued).
+ */
+static bool pcs_wanted(struct ktables *k, const struct kt_proc *p, const uint64_t *pcs,
 		       uint32_t n, uint64_t now)
 {
 	for (uint32_t i = 0; p->kp && i < n; i++)
 		for (uint32_t j = 0; j < p->kp->n; j++) {
 			const struct offcpu_kmap *m = &p->kp->maps[j];
-			const struct kt_file *f = k->slots[m->slot];
+			struct kt_file *f = k->slots[m->slot];
 
 			if (pcs[i] < m->start || pcs[i] >= m->end)
 				continue;
 			if (f && f->id == m->id && !f->n && !f->no_rows &&
-			    now - f->loaded >= KT_RELOAD_NS)
+			    now - f->loaded >= KT_RELOAD_NS && !queue_known(k, f))
 				return true;
 			break;
 		}
@@ -656,6 +807,10 @@ static void request(struct ktables *k, uint32_t pid, const struct offcpu_kwant *
 	uint64_t t0 = now_ns();
 
 	if (!p && !(p = adopt(k, pid, want->mm, t0)))
+		return;
+	/* The walker found the mapping: only the file's rows are missing. */
+	if (p->kp && p->mm == want->mm && rows_wanted(k, want) &&
+	    queue_known(k, k->slots[want->slot]))
 		return;
 	if (!stale(p, want->mm, pcs, n, t0) && !rows_wanted(k, want) &&
 	    !pcs_wanted(k, p, pcs, n, t0))
@@ -756,7 +911,8 @@ static void *loader_main(void *arg)
 
 	while (!atomic_load(&k->stop)) {
 		ktables_poll(k);
-		nanosleep(&ts, NULL);
+		if (!k->todo_n)	/* else the next file's rows at once */
+			nanosleep(&ts, NULL);
 	}
 	return NULL;
 }
@@ -774,6 +930,7 @@ void ktables_poll(struct ktables *k)
 		k->counts.requests++;
 	}
 	serve_learned(k);
+	build_one(k);
 }
 
 const struct ktables_counts *ktables_counts(const struct ktables *k)
@@ -829,8 +986,15 @@ void ktables_free(struct ktables *k)
 		return;
 	ktables_stop(k);
 	munmap(k->pool, k->pool_bytes);
+	while (k->todo_n) {
+		free(k->todo[k->todo_head]);
+		k->todo_head = (k->todo_head + 1) % KT_TODO;
+		k->todo_n--;
+	}
 	for (size_t i = 0; i < k->nr_files; i++) {
+		close_cfi(k->files[i]);
 		free(k->files[i]->parts);
+		free(k->files[i]->at);
 		free(k->files[i]);
 	}
 	free(k->files);

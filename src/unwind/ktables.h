@@ -3,10 +3,12 @@
  * --unwind-in kernel: the CFI rows (cfi.c) of the files a process maps,
  * turned into the BPF walker's compact rows and loaded into its maps, with
  * the process's executable mappings (the design: bpf/offcpu.h, "--unwind-in
- * kernel").  Loaded by a thread of its own when the walker asks (ku_want),
- * so the ring's reader never waits for a table.  Rows live in one pool,
- * allocated as a ring: when it is full the files loaded longest ago give
- * their rows back and are loaded again at their next miss.
+ * kernel").  Loaded by a thread of its own when the walker asks (ku_want)
+ * or a copied stack shows what was missing (ktables_learn), so the ring's
+ * reader never waits for a table: processes' entries first, then the rows
+ * of one file per turn; a large file by parts of its FDEs.  Rows live in
+ * one pool, allocated as a ring: when it is full the files loaded longest
+ * ago give their rows back and are loaded again at their next miss.
  */
 #ifndef OFFCPU_KTABLES_H
 #define OFFCPU_KTABLES_H
