@@ -331,7 +331,9 @@ static __always_inline void kunwind_fork(struct task_struct *parent, struct task
 		 */
 		struct offcpu_kwant want = { .mm = (__u64)BPF_CORE_READ(parent, mm) };
 
-		if (want.mm)
+		/* Only a process recorded (-p, -- cmd: its pid filter; -t: none forked). */
+		if (want.mm && ppid != cfg.self_pid && !cfg.filter_tid &&
+		    (!cfg.filter_pid || bpf_map_lookup_elem(&pid_filter, &ppid)))
 			bpf_map_update_elem(&ku_want, &ppid, &want, BPF_NOEXIST);
 		return;
 	}
