@@ -22,7 +22,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 CACHE=${OFFCPU_CACHE:-$HOME/.cache/offcpu}
-OFFCPU=$ROOT/build/x86_64/offcpu
+OFFCPU=${OFFCPU:-$ROOT/build/x86_64/offcpu}	# another build: OFFCPU=path
 OUT=$ROOT/build/bench
 PERF=/usr/local/bin/perf	# in the root, built by setup.sh
 RUNS=${RUNS:-5}
@@ -35,8 +35,11 @@ ALL="empty offcpu-user offcpu-kernel-user offcpu-user-kunwind offcpu-kernel-user
 # saves, the kernel stack walk alone, the floor of kernel + user, the
 # BTF-free variant, and the default with --wakers (its sched_waking program
 # counted per switch too).
-NOCACHE="offcpu-user-nocache offcpu-kernel-user-nocache kernel-walk-only offcpu-kernel-user-tp-hash offcpu-kernel-user-wakers"
+NOCACHE_ALL="offcpu-user-nocache offcpu-kernel-user-nocache kernel-walk-only offcpu-kernel-user-tp-hash offcpu-kernel-user-wakers"
+NOCACHE=${NOCACHE-$NOCACHE_ALL}	# NOCACHE="" or a subset: not written to bench/ either
 PROFILERS=${PROFILERS:-$ALL}	# a subset is printed, not written to bench/
+# VERIFY=0: no --stack-cache verify runs (each is 8 s or a load run).
+VERIFY=${VERIFY:-1}
 mkdir -p "$OUT"
 
 [ "$(id -u)" = 0 ] || { echo "bench: needs root" >&2; exit 1; }
@@ -213,8 +216,8 @@ slowdown() {
 # unwound in the kernel (--unwind-in kernel).
 copies() {
 	awk '/user stack copies:/ { for (i = 1; i <= NF; i++) if ($i == "sent,") s = $(i - 1) }
-		/user stacks walked by frame pointer, not copied/ { f = $3 }
-		/unwound in the kernel,/ { k = $4 }
+		/user stacks walked by frame pointer, not copied/ { f += $3 }	# ring full, no registers
+		/user stacks: [0-9]+ unwound in the kernel,/ { k = $5 }	# "[ offcpu: user stacks: N unwound ..."
 		END { printf "%d:%d:%d", s, f, k }' "$OUT/$1.err" 2>/dev/null
 }
 
@@ -499,11 +502,11 @@ declare -A PE=() UCPU=() WHOLE=() COPIES=() ROW_CFI=() ROW_MEM=() ROW_RSS=() ROW
 	echo "messaging runs (offcpu's dwarf stack cache grows as threads are seen)."
 	echo
 	summary
-	cache_line
+	[ "$VERIFY" = 0 ] || cache_line
 	echo
 	echo "Run from $T0 to $(date -u +%H:%M) UTC; load average (1, 5, 15 min) at the start: $LOAD0,"
 	echo "at the end: $(loadavg)."
 } | tee "$OUT/RESULTS.md"
 cleanup
 rm -f "$ROOTFS/tmp/perf-offcpu.data"	# the slowdown runs' recording
-if [ "$PROFILERS" = "$ALL" ]; then cp "$OUT/RESULTS.md" "$HERE/RESULTS.md"; fi
+if [ "$PROFILERS" = "$ALL" ] && [ "$NOCACHE" = "$NOCACHE_ALL" ] && [ "$VERIFY" != 0 ]; then cp "$OUT/RESULTS.md" "$HERE/RESULTS.md"; fi

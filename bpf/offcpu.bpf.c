@@ -726,7 +726,10 @@ int on_waking_raw(unsigned long long *ctx)
 	return on_waking(ctx, (struct task_struct *)ctx[0], false, false);
 }
 
-/* -p: children forked later are profiled too. */
+/*
+ * -p: children forked later are profiled too; --unwind-in kernel: they
+ * inherit their parent's mappings.
+ */
 SEC("raw_tp/sched_process_fork")
 int on_fork(unsigned long long *ctx)
 {
@@ -739,6 +742,7 @@ int on_fork(unsigned long long *ctx)
 	if (pid != ppid && bpf_map_lookup_elem(&pid_filter, &ppid) &&
 	    bpf_map_update_elem(&pid_filter, &pid, &one, BPF_ANY))
 		count(DROP_FILTER);
+	kunwind_fork(parent, child);
 	return 0;
 }
 

@@ -269,9 +269,21 @@ struct offcpu_ucache {
  * the ring, which may be full), which a user-space thread polls: it loads
  * the process's mappings (again at most once a second, e.g. after a dlopen),
  * registering each file (slot, id) without rows, and the rows of the one
- * file the walk lacked, and deletes the request.  So only files that stacks
- * pass through are built and loaded.  A file of more than a quarter
- * of the pool's rows is never loaded (its stacks are copied).
+ * file the walk lacked, and deletes the request.  A copied block teaches
+ * the same thread too: once user space has unwound it, the files its frames
+ * lie in get their rows (a process whose first block was copied reuses it
+ * from the stack cache after, and its walks would never come back to ask
+ * for the rest).  So only files that stacks pass through are built and
+ * loaded.  A process forked from one with an
+ * entry gets a copy of it at fork, under its own mm (its mappings are the
+ * parent's until it execs, which changes mm, or maps something new, where
+ * a pc in no mapping asks for its own); the entry leaves with the process.
+ * A parent without an entry at a fork is asked for then (ku_want).
+ * A file of more than a quarter of the pool's rows is loaded by parts of
+ * consecutive FDEs (2048, or a sixteenth of its FDEs if more), each a file
+ * of its own with its own mappings in the process's entry, loaded as walks
+ * need them (OpenTelemetry loads by 64 KiB buckets); a part still too
+ * large is never loaded (its stacks are copied).
  *
  * Budget (locked memory, preallocated): rows 16 bytes each, 262144 of them
  * by default (4 MiB, --unwind-rows); files 4096 slots (64 KiB); processes
@@ -282,8 +294,8 @@ struct offcpu_ucache {
  * locked and lasts microseconds; the tag catches the rest), but never a
  * file loaded less than 2 s ago: a working set larger than the pool leaves
  * the newcomers copied rather than thrashing.  A file given back is loaded
- * again at its next miss.  Processes that are gone leave ku_procs when it
- * fills.
+ * again at its next miss.  A process's entry is deleted when its leader
+ * exits; any left over (the map was created before) leave when it fills.
  *
  * Results: the walked frames (innermost pc, then return addresses, as the
  * copy path's unwinder gives them) go where stacks keyed by their frames go,
@@ -340,10 +352,15 @@ struct offcpu_kmap {
 	__u32 slot, id;		/* ku_files[slot], valid while its id is id */
 };
 
-/* A request in ku_want: the process's address space, and the file it lacked rows of (id 0: none). */
+/*
+ * A request in ku_want: the process's address space, and the file it lacked
+ * rows of (id 0: none) with the file address looked up (a file loaded by
+ * parts loads the part holding it).
+ */
 struct offcpu_kwant {
 	__u64 mm;
 	__u32 slot, id;
+	__u64 addr;
 };
 
 struct offcpu_kproc {
@@ -412,6 +429,7 @@ enum offcpu_stat {
 	STAT_KUNWIND_BAD,		/* ... the stack pointer went backwards */
 	STAT_KUNWIND_NO_ID,		/* ... the spill map (or this CPU's ids) full */
 	STAT_USTACK_UNKNOWN,		/* user space: a sample's user stack id named nothing it knew */
+	STAT_KUNWIND_FORKED,		/* processes given their parent's ku_procs entry at fork */
 	COUNTER_MAX,
 };
 

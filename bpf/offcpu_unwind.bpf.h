@@ -13,6 +13,7 @@
 #define OFFCPU_UNWIND_BPF_H
 
 #include "offcpu_common.bpf.h"
+#include <bpf/bpf_core_read.h>
 
 #ifndef KU_FRAMES
 #define KU_FRAMES OFFCPU_SPILL_FRAMES
@@ -175,6 +176,7 @@ static __always_inline int kstep(struct offcpu_spill_scratch *sc, const struct o
 	if (!r) {
 		want->slot = slot;
 		want->id = m->id;
+		want->addr = lookup - m->bias;
 		return -STAT_KUNWIND_NO_ROWS;
 	}
 	if (r->kind == OFFCPU_KROW_END)
@@ -302,6 +304,60 @@ static __always_inline __s32 kunwind_stack_id(__u32 pid, __u64 mm, __u64 ip, __u
 		*cache = uc;
 	}
 	return id;
+}
+
+/*
+ * A process forked from one whose entry is loaded maps what its parent
+ * maps until it execs (another mm: the copy no longer matches) or maps
+ * something new (a pc in no mapping: the walk misses and asks for its own
+ * entry): it gets the parent's entry under its own mm, so its first blocks
+ * are walked rather than copied (perf bench sched messaging's 160
+ * processes, a server's workers).  Runs before the child does.
+ */
+static __always_inline void kunwind_fork(struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ppid = BPF_CORE_READ(parent, tgid), pid = BPF_CORE_READ(child, tgid);
+	__u64 mm = (__u64)BPF_CORE_READ(child, mm);
+	struct offcpu_kproc *p;
+
+	if (!cfg.kunwind || pid == ppid || !mm)
+		return;
+	p = bpf_map_lookup_elem(&ku_procs, &ppid);
+	if (!p || p->mm != (__u64)BPF_CORE_READ(parent, mm)) {
+		/*
+		 * A parent forking before its own first block (perf bench
+		 * sched messaging forks its 400 processes at once): asked for
+		 * now, so the children it forks once it is loaded inherit.
+		 */
+		struct offcpu_kwant want = { .mm = (__u64)BPF_CORE_READ(parent, mm) };
+
+		/* Only a process recorded (-p, -- cmd: its pid filter; -t: none forked). */
+		if (want.mm && ppid != cfg.self_pid && !cfg.filter_tid &&
+		    (!cfg.filter_pid || bpf_map_lookup_elem(&pid_filter, &ppid)))
+			bpf_map_update_elem(&ku_want, &ppid, &want, BPF_NOEXIST);
+		return;
+	}
+	/* ku_procs full: the child asks for its own at its first block. */
+	if (bpf_map_update_elem(&ku_procs, &pid, p, BPF_ANY))
+		return;
+	p = bpf_map_lookup_elem(&ku_procs, &pid);
+	if (!p)
+		return;
+	/* Until now the copy names the parent's mm: no thread of pid walks with it. */
+	p->mm = mm;
+	count(STAT_KUNWIND_FORKED);
+}
+
+/* The process's entry leaves with its leader (a lone leader's exit costs one reload). */
+SEC("raw_tp/sched_process_exit")
+int on_exit_ku(unsigned long long *ctx)
+{
+	struct task_struct *t = (struct task_struct *)ctx[0];
+	__u32 tgid = BPF_CORE_READ(t, tgid);
+
+	if ((__u32)BPF_CORE_READ(t, pid) == tgid)
+		bpf_map_delete_elem(&ku_procs, &tgid);
+	return 0;
 }
 
 #endif

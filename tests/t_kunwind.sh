@@ -11,7 +11,11 @@
 #    verify);
 #  - a table that cannot load (--unwind-rows too small for any file) falls
 #    back to the copy for every block: the same truth, nothing unwound in
-#    the kernel.
+#    the kernel;
+#  - forked children walked with their parent's mappings from their first
+#    block (none waits for its own "process not loaded"), their stacks
+#    whole; children that exec or dlopen a library are never walked with
+#    the parent's stale mappings: every walked stack equals its copy's.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 T=kunwind
@@ -33,7 +37,12 @@ counts() {
 		"$WORK/$1.err"
 }
 
+# A process forking beside it, not recorded (see the in-kernel check).
+(while :; do /bin/true; done) &
+forking=$!
 record_distro $T kernel --unwind-in kernel
+kill $forking
+wait $forking 2>/dev/null
 echo "    $(grep -m1 '^user stacks' "$WORK/kernel.err")"
 grep 'unwound in the kernel\|kernel unwinding' "$WORK/kernel.err" | sed 's/^/    /'
 
@@ -44,10 +53,14 @@ check $T-truth $CHECK distro "$WORK/kernel.data" "$WORK/kernel.out" --folded "$W
 # walker could not follow on this workload.
 read -r kern copied fp <<<"$(counts kernel)"
 others=$(sed -nE 's/.*row it cannot follow ([0-9]+), stack word unreadable ([0-9]+), sp went backwards ([0-9]+), spill map full ([0-9]+).*/\1 + \2 + \3 + \4/p' "$WORK/kernel.err")
-if [ "${kern:-0}" -gt 0 ] && [ "${fp:-1}" -eq 0 ] && [ -n "$others" ] && [ $((others)) -eq 0 ]; then
+# The workload forks nothing: no entry inherited at fork (the shell
+# forking beside it is not recorded, so not loaded when it forks).
+inherited=$(sed -nE 's/.* ([0-9]+) inherited at fork.*/\1/p' "$WORK/kernel.err")
+if [ "${kern:-0}" -gt 0 ] && [ "${fp:-1}" -eq 0 ] && [ -n "$others" ] && [ $((others)) -eq 0 ] &&
+   [ "${inherited:-1}" -eq 0 ]; then
 	pass $T-in-kernel
 else
-	fail $T-in-kernel "in the kernel ${kern:-?}, copied ${copied:-?}, frame pointer ${fp:-?}, other misses ${others:-?}"
+	fail $T-in-kernel "in the kernel ${kern:-?}, copied ${copied:-?}, frame pointer ${fp:-?}, other misses ${others:-?}, inherited at fork ${inherited:-?}"
 fi
 
 # verify: every walked stack also copied and unwound in user space (the
@@ -70,3 +83,158 @@ if [ "${kern:-1}" -eq 0 ] && [ "${copied:-0}" -gt 0 ] && [ "${fp:-1}" -eq 0 ]; t
 else
 	fail $T-fallback-copies "in the kernel ${kern:-?}, copied ${copied:-?}, frame pointer ${fp:-?}"
 fi
+
+# A forking program built like a distribution's (-O2, no frame pointers,
+# dynamically linked): the parent blocks first (its entry and rows load),
+# then forks children that block in child_sleep (fork), exec themselves
+# and block in execd_sleep (exec), or dlopen a library mapped after the
+# fork and block in lib_sleep inside it (dlopen).  asm volatile after each
+# call keeps it a call (no tail call drops the caller's frame).
+cat >"$WORK/forker.c" <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#define NOINLINE __attribute__((noinline))
+#define KEEP() __asm__ volatile("")
+#ifdef PAD
+/* The exec'd program's code lies elsewhere than its parent's at the same addresses. */
+__attribute__((used)) static void pad(void) { __asm__ volatile(".skip 3000, 0x90"); }
+#endif
+static NOINLINE void nap(long ns)
+{
+	struct timespec ts = { 0, ns };
+	nanosleep(&ts, NULL);
+	KEEP();
+}
+static NOINLINE void parent_warm(void) { for (int i = 0; i < 60; i++) { nap(4000000); KEEP(); } }
+static NOINLINE void child_sleep(void) { for (int i = 0; i < 20; i++) { nap(2000000); KEEP(); } }
+/* Not child_sleep's code: gcc -O2 would fold identical functions into one. */
+static NOINLINE void execd_sleep(void) { for (int i = 0; i < 25; i++) { nap(1500000); KEEP(); } }
+#ifndef STATIC
+static NOINLINE void child_dlopen(const char *lib)
+{
+	void *h = dlopen(lib, RTLD_NOW);
+	void (*f)(void) = h ? (void (*)(void))dlsym(h, "lib_sleep") : NULL;
+	if (!f)
+		_exit(3);
+	f();
+	KEEP();
+}
+#else
+static void child_dlopen(const char *lib) { (void)lib; _exit(4); }
+#endif
+int main(int argc, char **argv)
+{
+	int n = 40, bad = 0;
+	if (argc > 1 && !strcmp(argv[1], "execd")) {
+		execd_sleep();
+		return 0;
+	}
+	parent_warm();
+	for (int i = 0; i < n; i++) {
+		pid_t p = fork();
+		if (p < 0)
+			return 1;
+		if (p)
+			continue;
+		if (argc > 2 && !strcmp(argv[1], "exec"))
+			execl(argv[2], argv[2], "execd", (char *)NULL), _exit(2);
+		if (argc > 2 && !strcmp(argv[1], "dlopen"))
+			child_dlopen(argv[2]);
+		else
+			child_sleep();
+		_exit(0);
+	}
+	for (int st; wait(&st) > 0;)
+		bad |= !WIFEXITED(st) || WEXITSTATUS(st);
+	return bad;
+}
+C
+cat >"$WORK/libku.c" <<'C'
+#include <time.h>
+__attribute__((noinline)) void lib_sleep(void)
+{
+	for (int i = 0; i < 20; i++) {
+		struct timespec ts = { 0, 2000000 };
+		nanosleep(&ts, (void *)0);
+		__asm__ volatile("");
+	}
+}
+C
+# exec: static and not PIE, so the exec'd program's text lies where its
+# parent's did and a walk with the parent's mappings would find rows there
+# (the wrong program's); the entry's mm is all that tells them apart.
+if ! gcc -O2 "$WORK/forker.c" -o "$WORK/forker" -ldl ||
+   ! gcc -O2 -static -no-pie -DSTATIC "$WORK/forker.c" -o "$WORK/forker-static" ||
+   ! gcc -O2 -static -no-pie -DSTATIC -DPAD "$WORK/forker.c" -o "$WORK/execd-static" ||
+   ! gcc -O2 -shared -fPIC "$WORK/libku.c" -o "$WORK/libku.so"; then
+	fail $T-fork-setup "cannot build the forking workload"
+	exit 0
+fi
+
+# fork_record NAME MODE [offcpu options]
+fork_record() {
+	local name=$1 mode=$2
+	shift 2
+	local prog=$WORK/forker arg=$WORK/libku.so
+
+	[ "$mode" = exec ] && prog=$WORK/forker-static arg=$WORK/execd-static
+	"$OFFCPU" -v "$@" -o "$WORK/$name.data" -- "$prog" "$mode" "$arg" \
+		>"$WORK/$name.out" 2>"$WORK/$name.err" ||
+		fail "$T-$name-runs" "exit $?: $(tail -n 1 "$WORK/$name.err")"
+	"$OFFCPU" report -i "$WORK/$name.data" --folded >"$WORK/$name.folded" 2>"$WORK/$name.rerr" ||
+		fail "$T-$name-report" "exit $?: $(head -n 1 "$WORK/$name.rerr")"
+}
+# miss NAME WHAT: the count of that miss on the -v line.
+miss() { sed -nE "s/.*copied instead:.* $2 ([0-9]+).*/\1/p" "$WORK/$1.err"; }
+# whole NAME FUNC CALLERS: the share (%) of FUNC's off-CPU time whose stack
+# goes through CALLERS (e.g. "main;child_sleep;nap").
+whole() {
+	awk -v f=";$2;" -v c="$3" '{ v = $NF; s = $0; sub(/ [0-9]+$/, "", s)
+		if (index(s ";", f)) { all += v; if (index(s, c)) ok += v } }
+		END { printf "%d", all ? 100 * ok / all : -1 }' "$WORK/$1.folded"
+}
+
+# Forked children: none waits for an entry of its own, nor for rows (the
+# parent's first block, copied, made the loader load its files' rows), so
+# every child's first block is walked (the rest reuse it from the stack
+# cache); only the parent's first blocks miss.  Their stacks are whole.
+fork_record fork fork --unwind-in kernel
+echo "    $(grep -m1 '^\[ offcpu: user stacks: ' "$WORK/fork.err")"
+grep 'kernel unwinding' "$WORK/fork.err" | sed 's/^/    /'
+read -r kern copied fp <<<"$(counts fork)"
+noproc=$(miss fork "process not loaded")
+norows=$(miss fork "file's rows not loaded")
+inherited=$(sed -nE 's/.* ([0-9]+) inherited at fork.*/\1/p' "$WORK/fork.err")
+share=$(whole fork child_sleep "main;child_sleep;nap")
+if [ "${inherited:-0}" -ge 40 ] && [ $(( ${noproc:-99} + ${norows:-99} )) -le 5 ] &&
+   [ "${kern:-0}" -ge 40 ] && [ "${share:-0}" -ge 99 ]; then
+	pass $T-fork-inherits
+else
+	fail $T-fork-inherits "inherited ${inherited:-?} of 40, process or rows not loaded ${noproc:-?} + ${norows:-?} (at most 5), in the kernel ${kern:-?} (at least 40), child_sleep whole ${share:-?} %"
+fi
+
+# Children that exec or map a new library after the fork: every walked
+# stack equals its copy's unwinding (never the parent's stale mappings),
+# and the new library's stacks are whole.
+for mode in fork exec dlopen; do
+	fork_record "v$mode" $mode --unwind-in verify --stack-cache off
+	line=$(grep 'kernel unwinding (verify)' "$WORK/v$mode.err" || true)
+	echo "    $mode: ${line:-no verify line}"
+	read -r compared differ <<<"$(sed -nE 's/.*: ([0-9]+) walked stacks compared.*, ([0-9]+) of those differ.*/\1 \2/p' <<<"$line")"
+	case $mode in
+	exec) share=$(whole vexec execd_sleep "main;execd_sleep;nap") ;;
+	dlopen) share=$(whole vdlopen lib_sleep "main;child_dlopen;lib_sleep") ;;
+	*) share=$(whole vfork child_sleep "main;child_sleep;nap") ;;
+	esac
+	if [ "${compared:-0}" -gt 100 ] && [ "${differ:-1}" -eq 0 ] && [ "${share:-0}" -ge 99 ]; then
+		pass $T-fork-$mode-same-stacks
+	else
+		fail $T-fork-$mode-same-stacks "compared ${compared:-?}, differ ${differ:-?}, whole ${share:-?} %"
+		explain "$WORK/v$mode.err"
+	fi
+done

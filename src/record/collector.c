@@ -432,16 +432,23 @@ static void flight_trigger(struct collector *c, const struct offcpu_event *e)
 	}
 }
 
-/* --unwind-in verify: copy C's stack was walked in the kernel too; the same frames? */
-static void verify_kernel_walk(struct collector *c, const struct offcpu_ucopy *copy)
+/*
+ * --unwind-in kernel: copy C's stack was walked in the kernel too (verify:
+ * the same frames?), or the walk missed: the loader loads the rows of the
+ * files the unwound frames lie in.
+ */
+static void kernel_walk_copied(struct collector *c, const struct offcpu_ucopy *copy)
 {
-	const struct stack *k, *u;
+	const struct stack *k, *u = stacks_get(c->stacks, copy->id, false);
 
-	if (!copy->kernel_id)
+	if (!u)
 		return;
+	if (!copy->kernel_id) {
+		ktables_learn(c->kt, copy->pid, copy->mm, u->ip, u->nr);
+		return;
+	}
 	k = stacks_get(c->stacks, copy->kernel_id, false);
-	u = stacks_get(c->stacks, copy->id, false);
-	if (k && u)
+	if (k)
 		ktables_compare(c->kt, k->ip, k->nr, u->ip, u->nr);
 }
 
@@ -456,7 +463,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		if (stacks_add_copy(c->stacks, data, size))
 			c->err = -1;
 		if (c->kt && size >= sizeof(struct offcpu_ucopy))
-			verify_kernel_walk(c, data);
+			kernel_walk_copied(c, data);
 		return 0;
 	}
 	if (size < sizeof(*e))

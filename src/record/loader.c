@@ -95,7 +95,7 @@ static const struct { const char *name; size_t off; int in; } prog_names[] = {
 	PROG(on_waking_task, IN_CORE), PROG(on_waking_hash, IN_CORE),
 	PROG(on_waking_raw, IN_CORE), PROG(on_hrtimer_entry, IN_CORE),
 	PROG(on_hrtimer_exit, IN_CORE), PROG(on_softirq_entry, IN_CORE),
-	PROG(on_softirq_exit, IN_CORE),
+	PROG(on_softirq_exit, IN_CORE), PROG(on_exit_ku, IN_CORE),
 	PROG(scan_start_task, IN_CORE), PROG(scan_start_hash, IN_CORE),
 	PROG(scan_start_task_u, IN_CORE), PROG(scan_start_hash_u, IN_CORE),
 	PROG(scan_end_task, IN_CORE),
@@ -345,8 +345,11 @@ static int select_variant(struct loader *l, const struct offcpu_opts *o,
 		err |= bpf_program__set_autoload(pg->on_free_tp, true);
 		err |= bpf_map__set_max_entries(m->kthreads, o->user_only ? KTHREAD_ENTRIES : 1);
 	} else {
-		if (t->pid_filter)
+		/* Forks: -p; --unwind-in kernel (the parent's mappings). */
+		if (t->pid_filter || loader_kunwind(o, p, NULL))
 			err |= bpf_program__set_autoload(pg->on_fork, true);
+		if (loader_kunwind(o, p, NULL))
+			err |= bpf_program__set_autoload(pg->on_exit_ku, true);
 		if (!p->use_task_storage)
 			err |= bpf_program__set_autoload(pg->on_exit, true);
 		err |= bpf_map__set_autocreate(m->task_start, p->use_task_storage);

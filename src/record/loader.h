@@ -33,7 +33,7 @@ struct loader_progs {
 	struct bpf_program *on_switch_task, *on_switch_hash, *on_switch_raw, *on_fork,
 		*on_exit, *on_switch_tp, *on_fork_tp, *on_free_tp, *scan_start_task,
 		*scan_start_hash, *scan_start_task_u, *scan_start_hash_u, *scan_end_task,
-		*on_waking_task, *on_waking_hash, *on_waking_raw,
+		*on_waking_task, *on_waking_hash, *on_waking_raw, *on_exit_ku,
 		/* --wakers: interrupt work marked (bpf/offcpu.bpf.c, in_irq) */
 		*on_hrtimer_entry, *on_hrtimer_exit, *on_softirq_entry, *on_softirq_exit;
 };

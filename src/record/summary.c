@@ -124,14 +124,17 @@ static void print_kunwind(const uint64_t *n, const struct ktables_counts *k)
 			(unsigned long long)n[STAT_KUNWIND_NO_PROC + i]);
 	fprintf(stderr, " ]\n[ offcpu: kernel unwinding rows: %llu files (%llu rows, %.1f MiB of "
 		"%.1f), %llu without usable CFI, %llu over a quarter of --unwind-rows, %llu given back, "
-		"%llu put off; %llu requests, %llu process loads, %.1f ms ]\n",
+		"%llu put off; %llu requests, %llu copied stacks looked at (%llu not: queue full), "
+		"%llu process loads, %llu inherited at fork, %.1f ms ]\n",
 		(unsigned long long)k->files, (unsigned long long)k->rows,
 		k->rows * sizeof(struct offcpu_krow) / 1048576.0,
 		k->rows_max * sizeof(struct offcpu_krow) / 1048576.0,
 		(unsigned long long)k->no_rows, (unsigned long long)k->too_large,
 		(unsigned long long)k->evicted, (unsigned long long)k->deferred,
-		(unsigned long long)k->requests,
-		(unsigned long long)k->procs, k->load_ns / 1e6);
+		(unsigned long long)k->requests, (unsigned long long)k->learned,
+		(unsigned long long)k->learn_dropped,
+		(unsigned long long)k->procs, (unsigned long long)n[STAT_KUNWIND_FORKED],
+		k->load_ns / 1e6);
 	if (k->compared)
 		fprintf(stderr, "[ offcpu: kernel unwinding (verify): %llu walked stacks compared with "
 			"their copies unwound here, %llu of those differ ]\n",

@@ -844,6 +844,37 @@ const struct cfi_row *cfi_file_lookup(struct cfi_file *f, uint64_t pc, size_t bu
 	return cfi_table_lookup(t, pc);
 }
 
+size_t cfi_file_fdes(const struct cfi_file *f)
+{
+	return f->is_ehabi ? 0 : f->src.nr_fdes;
+}
+
+uint64_t cfi_file_fde_start(const struct cfi_file *f, size_t i)
+{
+	return f->src.fdes[i].start;
+}
+
+int cfi_file_table(struct cfi_file *f, size_t first, size_t n, uint64_t lo, size_t max_rows,
+		   struct cfi_table *t)
+{
+	struct cfi_row gap = { .pc = lo, .kind = CFI_GAP };
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	t->machine = f->machine;
+	if (first > f->src.nr_fdes || n > f->src.nr_fdes - first)
+		return -1;
+	/* From LO to the first FDE no pc has a row: a gap, not "before the table". */
+	rc = push_row(t, max_rows, &gap);
+	for (size_t i = first; i < first + n && !rc; i++)
+		rc = fde_rows(f->cfi, &f->regs, &f->src.fdes[i], t, max_rows);
+	for (size_t i = 0; i < t->n; i++)
+		t->stats.expr_rows += t->rows[i].kind == CFI_EXPR;
+	if (rc)
+		cfi_table_free(t);
+	return rc;
+}
+
 void cfi_file_close(struct cfi_file *f)
 {
 	if (!f)

@@ -109,6 +109,20 @@ bool cfi_file_gap_is_marked(const struct cfi_file *f);
  * FDE's rows cannot be built within BUDGET more bytes (or are broken).
  */
 const struct cfi_row *cfi_file_lookup(struct cfi_file *f, uint64_t pc, size_t budget);
+/*
+ * F's FDEs (sorted by start, overlapping ones dropped; none for EHABI), and
+ * the start of the I-th: a large file's rows are built and loaded by parts
+ * of consecutive FDEs (src/unwind/ktables.c).
+ */
+size_t cfi_file_fdes(const struct cfi_file *f);
+uint64_t cfi_file_fde_start(const struct cfi_file *f, size_t i);
+/*
+ * The rows of F's FDEs [FIRST, FIRST + N) into T, as cfi_table_build's,
+ * from LO (a gap row up to the first FDE) on: 0, -2 past MAX_ROWS (0: no
+ * limit), -1 otherwise.  T is the caller's to free.
+ */
+int cfi_file_table(struct cfi_file *f, size_t first, size_t n, uint64_t lo, size_t max_rows,
+		   struct cfi_table *t);
 void cfi_file_close(struct cfi_file *f);
 
 /*

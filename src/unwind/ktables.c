@@ -39,6 +39,20 @@
  */
 #define KT_GRACE_NS	2000000
 #define KT_POLL_NS	2000000		/* how often the loader looks for requests */
+#define KT_LEARN	256		/* copied stacks waiting for the loader */
+#define KT_TODO		256		/* files whose rows wait to be built */
+#define KT_OPEN		4		/* parted files kept open for their next parts */
+/*
+ * A file of more FDEs than this is loaded by parts of this many consecutive
+ * FDEs (libc's 3,713 FDEs make 28,371 rows), each a file of its own to the
+ * walker, built when a walk needs it: building rows is what the loader
+ * spends its time on (libdw runs an FDE's program again for each row), and
+ * stacks pass through few parts of a large file.  Parts are larger where
+ * there would be more than KT_MAX_PARTS (a process has OFFCPU_KMAPS
+ * mappings).
+ */
+#define KT_PART_FDES	512
+#define KT_MAX_PARTS	16
 
 struct kt_file {
 	unsigned int maj, min;
@@ -50,11 +64,41 @@ struct kt_file {
 	bool no_rows;		/* no usable CFI: never loaded */
 	size_t nr_loads;
 	struct unwind_load loads[UNWIND_MAX_LOADS];
+	/* Too large for one run: loaded by parts, each a kt_file of its own. */
+	struct kt_file **parts;
+	size_t nr_parts;
+	/* Its CFI kept open for the next part (reading its FDEs again costs). */
+	struct cfi_file *cf;
+	int cf_fd;
+	bool sized;		/* known to have at most KT_PART_FDES FDEs */
+	/* A mapping of it to open it by (its process may be gone by then). */
+	struct proc_map *at;
+	uint32_t at_pid;
+	/* A part: its file, its file addresses [lo, hi) and its FDEs. */
+	struct kt_file *whole;
+	uint64_t lo, hi;
+	size_t first_fde, nr_fdes;
 };
 
 struct kt_proc {
 	uint64_t mm;
 	uint64_t loaded;	/* CLOCK_MONOTONIC ns */
+	struct offcpu_kproc *kp;	/* as last written to ku_procs */
+	bool read;		/* kp read from /proc here (else inherited at fork) */
+};
+
+/* A file whose rows are to be built, and a mapping of it to open it by. */
+struct kt_todo {
+	struct kt_file *f;
+	uint32_t pid;
+	struct proc_map m;
+};
+
+/* A copied stack, queued for the loader: the files its frames lie in want rows. */
+struct kt_learn {
+	uint32_t pid, n;
+	uint64_t mm;
+	uint64_t ip[OFFCPU_SPILL_FRAMES];
 };
 
 struct ktables {
@@ -66,9 +110,17 @@ struct ktables {
 	struct kt_file **files;
 	size_t nr_files;
 	struct kt_file *slots[OFFCPU_KFILES];
+	struct kt_file *open[KT_OPEN];	/* parted files whose CFI is kept open */
+	uint32_t next_open;
 	struct u32_map procs;		/* pid -> struct kt_proc */
 	struct offcpu_krow *scratch;	/* one file's rows being built */
 	struct ktables_counts counts;
+	pthread_mutex_t lock;		/* the learn queue, filled by the ring's reader */
+	struct kt_learn learn[KT_LEARN];
+	uint32_t learn_head, learn_n;
+	/* Rows to build, after the processes asking are loaded (the loader thread's). */
+	struct kt_todo *todo[KT_TODO];
+	uint32_t todo_head, todo_n;
 	pthread_t loader;		/* serves ku_want apart from the ring's reader */
 	bool started;
 	atomic_bool stop;
@@ -223,20 +275,24 @@ static uint32_t alloc_slot(struct ktables *k)
  * none usable, -2 when they would take too much of the pool, -3 when the
  * pool holds only files loaded just now (F is tried again later).
  */
-static int load_rows(struct ktables *k, struct kt_file *f, int fd)
+static int load_rows(struct ktables *k, struct kt_file *f, struct cfi_file *cf)
 {
 	uint32_t cap = k->nr_rows / KT_POOL_SHARE < KT_MAX_ROWS ? k->nr_rows / KT_POOL_SHARE :
 			KT_MAX_ROWS;
 	struct cfi_table t = { 0 };
 	struct offcpu_krow *v;
-	char err[256];
 	uint32_t first;
 	size_t n;
+	int rc;
 
+	if (cfi_file_machine(cf) != KT_MACHINE || !cfi_file_fdes(cf))
+		return -1;
 	/* One row more than fits: a file that large is an error, not a cut table. */
-	if (cfi_table_build(NULL, fd, cap + 1, &t, err, sizeof(err)))
-		return strstr(err, "more than") ? -2 : -1;
-	if (t.machine != KT_MACHINE || !t.n || !(v = realloc(k->scratch, t.n * sizeof(*v)))) {
+	rc = f->whole ? cfi_file_table(cf, f->first_fde, f->nr_fdes, f->lo, cap + 1, &t) :
+			cfi_file_table(cf, 0, cfi_file_fdes(cf), 0, cap + 1, &t);
+	if (rc)
+		return rc == -2 ? -2 : -1;
+	if (!t.n || !(v = realloc(k->scratch, t.n * sizeof(*v)))) {
 		cfi_table_free(&t);
 		return -1;
 	}
@@ -259,14 +315,60 @@ static int load_rows(struct ktables *k, struct kt_file *f, int fd)
 	return 0;
 }
 
-/* Loads the rows of F, mapped by PID as M; counts what keeps them out. */
+static int part_file(struct ktables *k, struct kt_file *f, struct cfi_file *cf);
+
+static void close_cfi(struct kt_file *f)
+{
+	cfi_file_close(f->cf);
+	if (f->cf)
+		close(f->cf_fd);
+	f->cf = NULL;
+}
+
+/*
+ * The parted file F's CFI (CF, open as FD) stays open for its next parts;
+ * the one kept longest gives its place (KT_OPEN: each holds its FDE index).
+ */
+static void keep_open(struct ktables *k, struct kt_file *f, struct cfi_file *cf, int fd)
+{
+	struct kt_file **slot = &k->open[k->next_open++ % KT_OPEN];
+
+	if (*slot)
+		close_cfi(*slot);
+	f->cf = cf;
+	f->cf_fd = fd;
+	*slot = f;
+}
+
+/*
+ * Loads the rows of F, mapped by PID as M, or parts it (its parts are
+ * loaded as walks need them); counts what keeps them out.
+ */
 static void load_file(struct ktables *k, struct kt_file *f, uint32_t pid, const struct proc_map *m)
 {
-	int fd = unwind_open_mapped(pid, m);
+	struct kt_file *w = f->whole ? f->whole : f;
+	struct cfi_file *cf = w->cf;
+	int fd = w->cf_fd;
 
-	if (fd < 0)
+	if (!cf) {
+		fd = unwind_open_mapped(pid, m);
+		if (fd < 0) {
+			/* Its process is gone: the next one to map it is asked. */
+			if (w->at && w->at_pid == pid) {
+				free(w->at);
+				w->at = NULL;
+			}
+			return;
+		}
+		cf = cfi_file_open(fd, NULL, 0);
+	}
+	if (cf && !f->whole && !f->sized && cfi_file_fdes(cf) > KT_PART_FDES &&
+	    cfi_file_machine(cf) == KT_MACHINE && !part_file(k, f, cf)) {
+		k->counts.parted++;
+		keep_open(k, f, cf, fd);
 		return;
-	switch (load_rows(k, f, fd)) {
+	}
+	switch (cf ? load_rows(k, f, cf) : -1) {
 	case -1:
 		f->no_rows = true;
 		k->counts.no_rows++;
@@ -279,7 +381,20 @@ static void load_file(struct ktables *k, struct kt_file *f, uint32_t pid, const 
 		k->counts.deferred++;
 		break;
 	}
-	close(fd);
+	if (cf != w->cf) {
+		cfi_file_close(cf);
+		close(fd);
+	}
+}
+
+/* F gets a slot and a fresh id, without rows yet. */
+static void register_file(struct ktables *k, struct kt_file *f)
+{
+	f->slot = alloc_slot(k);
+	f->id = k->next_id;
+	k->next_id = k->next_id + 1 ? k->next_id + 1 : 1;
+	k->slots[f->slot] = f;
+	write_slot(k, f);
 }
 
 /*
@@ -292,8 +407,8 @@ static struct kt_file *file_of(struct ktables *k, uint32_t pid, const struct pro
 	int fd;
 
 	for (size_t i = 0; i < k->nr_files && !f; i++)
-		if (k->files[i]->maj == m->maj && k->files[i]->min == m->min &&
-		    k->files[i]->ino == m->ino)
+		if (!k->files[i]->whole && k->files[i]->maj == m->maj &&
+		    k->files[i]->min == m->min && k->files[i]->ino == m->ino)
 			f = k->files[i];
 	if (!f) {
 		v = realloc(k->files, (k->nr_files + 1) * sizeof(*v));
@@ -306,19 +421,69 @@ static struct kt_file *file_of(struct ktables *k, uint32_t pid, const struct pro
 		*f = (struct kt_file){ .maj = m->maj, .min = m->min, .ino = m->ino };
 		k->files[k->nr_files++] = f;
 	}
-	if (f->id || f->no_rows)
-		return f->id ? f : NULL;
+	if ((f->id || f->parts) && !f->at && (f->at = malloc(sizeof(*f->at)))) {
+		*f->at = *m;	/* the last one to open it by was gone */
+		f->at_pid = pid;
+	}
+	if (f->id || f->no_rows || f->parts)
+		return f->id || f->parts ? f : NULL;
 	fd = unwind_open_mapped(pid, m);
 	if (fd < 0)
 		return NULL;
 	f->nr_loads = unwind_read_loads(fd, f->loads);
 	close(fd);
-	f->slot = alloc_slot(k);
-	f->id = k->next_id;
-	k->next_id = k->next_id + 1 ? k->next_id + 1 : 1;
-	k->slots[f->slot] = f;
-	write_slot(k, f);
+	if (!f->at)
+		f->at = malloc(sizeof(*f->at));
+	if (f->at) {
+		*f->at = *m;
+		f->at_pid = pid;
+	}
+	register_file(k, f);
 	return f;
+}
+
+/*
+ * F's file (its CFI: CF) by parts of consecutive FDEs, each registered as a
+ * file of its own (a slot, an id, its file addresses); F itself is no
+ * longer a walker's file.  0, or -1 when out of memory.
+ */
+static int part_file(struct ktables *k, struct kt_file *f, struct cfi_file *cf)
+{
+	size_t nf = cfi_file_fdes(cf), per, np;
+	struct kt_file **v;
+
+	per = (nf + KT_MAX_PARTS - 1) / KT_MAX_PARTS;
+	if (per < KT_PART_FDES)
+		per = KT_PART_FDES;
+	np = (nf + per - 1) / per;
+	f->parts = calloc(np, sizeof(*f->parts));
+	v = realloc(k->files, (k->nr_files + np) * sizeof(*v));
+	if (v)
+		k->files = v;
+	if (!f->parts || !v) {
+		free(f->parts);
+		f->parts = NULL;
+		return -1;
+	}
+	for (size_t i = 0; i < np; i++) {
+		struct kt_file *q = calloc(1, sizeof(*q));
+
+		if (!q)
+			break;
+		*q = (struct kt_file){ .maj = f->maj, .min = f->min, .ino = f->ino, .whole = f,
+				       .first_fde = i * per, .nr_fdes = nf - i * per < per ? nf - i * per : per,
+				       .lo = i ? cfi_file_fde_start(cf, i * per) : 0,
+				       .hi = i + 1 < np ? cfi_file_fde_start(cf, (i + 1) * per) : UINT64_MAX,
+				       .nr_loads = f->nr_loads };
+		memcpy(q->loads, f->loads, sizeof(q->loads));
+		register_file(k, q);
+		f->parts[f->nr_parts++] = q;
+		k->files[k->nr_files++] = q;
+	}
+	/* Its slot names no rows from now on: a walk through it asks again, for a part. */
+	f->n = 0;
+	write_slot(k, f);
+	return 0;
 }
 
 /* ---- processes ---- */
@@ -344,9 +509,133 @@ static bool kmap_of(const struct kt_file *f, const struct proc_map *m, struct of
 	return false;
 }
 
-/* PID's executable file mappings into P; the rows of the file WANT (slot) loaded. */
+/* Whether a pc of PCS (N) lies in M. */
+static bool holds_pc(const struct proc_map *m, const uint64_t *pcs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (pcs[i] >= m->start && pcs[i] < m->end)
+			return true;
+	return false;
+}
+
+/*
+ * Whether F (mapped by PID as M), whose rows are wanted, is loaded by parts:
+ * decided now (its FDEs read, which costs far less than its rows), so the
+ * process's entry names the parts at once and only the wanted ones are
+ * built.  Its CFI stays open for them.
+ */
+static bool part_large(struct ktables *k, struct kt_file *f, uint32_t pid,
+		       const struct proc_map *m)
+{
+	struct cfi_file *cf;
+	int fd;
+
+	if (f->sized || f->whole || f->parts)
+		return f->parts != NULL;
+	fd = unwind_open_mapped(pid, m);
+	if (fd < 0)
+		return false;
+	cf = cfi_file_open(fd, NULL, 0);
+	if (cf && cfi_file_fdes(cf) > KT_PART_FDES && cfi_file_machine(cf) == KT_MACHINE &&
+	    !part_file(k, f, cf)) {
+		k->counts.parted++;
+		keep_open(k, f, cf, fd);
+		return true;
+	}
+	f->sized = true;
+	cfi_file_close(cf);
+	close(fd);
+	return false;
+}
+
+/*
+ * F's rows (mapped by PID as M) are wanted: built later, one file per poll,
+ * so a file's rows (tens of milliseconds) never keep the processes asking
+ * for entries waiting (each of their blocks meanwhile is copied, or walked
+ * by frame pointer once the ring is full).
+ */
+static void want_rows(struct ktables *k, struct kt_file *f, uint32_t pid, const struct proc_map *m)
+{
+	struct kt_todo *t;
+
+	for (uint32_t i = 0; i < k->todo_n; i++)
+		if (k->todo[(k->todo_head + i) % KT_TODO]->f == f)
+			return;
+	if (k->todo_n == KT_TODO || !(t = malloc(sizeof(*t))))
+		return;		/* asked again at its next miss */
+	*t = (struct kt_todo){ .f = f, .pid = pid, .m = *m };
+	k->todo[(k->todo_head + k->todo_n++) % KT_TODO] = t;
+}
+
+/* Builds the rows of the first file waiting (if still wanted); whether one was waiting. */
+static bool build_one(struct ktables *k)
+{
+	struct kt_todo *t;
+	uint64_t t0 = now_ns();
+
+	if (!k->todo_n)
+		return false;
+	t = k->todo[k->todo_head];
+	k->todo_head = (k->todo_head + 1) % KT_TODO;
+	k->todo_n--;
+	if (t->f->id && !t->f->n && !t->f->no_rows && !t->f->parts)
+		load_file(k, t->f, t->pid, &t->m);
+	free(t);
+	k->counts.load_ns += now_ns() - t0;
+	return true;
+}
+
+/* Whether WANT names F (its slot and id). */
+static bool names(const struct offcpu_kwant *want, const struct kt_file *f)
+{
+	return f->id && want->id == f->id && want->slot == f->slot;
+}
+
+/*
+ * Mapping M of the parted file F into P, one mapping per part it holds;
+ * the rows loaded of the parts WANT names (the part, or F and a file
+ * address in the part) or a pc of PCS (N) lies in.
+ */
+static void add_parts(struct ktables *k, uint32_t pid, const struct proc_map *m,
+		      struct kt_file *f, struct offcpu_kproc *p, const struct offcpu_kwant *want,
+		      const uint64_t *pcs, uint32_t n)
+{
+	struct offcpu_kmap whole, *out;
+
+	if (!kmap_of(f, m, &whole))
+		return;
+	for (size_t i = 0; i < f->nr_parts && p->n < OFFCPU_KMAPS; i++) {
+		struct kt_file *q = f->parts[i];
+		uint64_t lo = whole.start - whole.bias, hi = whole.end - whole.bias;
+		struct proc_map pm = *m;
+
+		lo = lo > q->lo ? lo : q->lo;
+		hi = hi < q->hi ? hi : q->hi;
+		if (lo >= hi)
+			continue;
+		if (!q->id)
+			register_file(k, q);	/* its slot was taken */
+		pm.start = lo + whole.bias;
+		pm.end = hi + whole.bias;
+		if (!q->n && !q->no_rows &&
+		    (names(want, q) || (names(want, f) && want->addr >= q->lo && want->addr < q->hi) ||
+		     holds_pc(&pm, pcs, n)))
+			want_rows(k, q, pid, m);
+		out = &p->maps[p->n++];
+		*out = whole;
+		out->start = pm.start;
+		out->end = pm.end;
+		out->slot = q->slot;
+		out->id = q->id;
+	}
+}
+
+/*
+ * PID's executable file mappings into P; the rows loaded of the file WANT
+ * (slot) and of the files the pcs PCS (N) lie in.
+ */
 static int read_kproc(struct ktables *k, uint32_t pid, struct offcpu_kproc *p,
-		      const struct offcpu_kwant *want)
+		      const struct offcpu_kwant *want, const uint64_t *pcs, uint32_t n)
 {
 	char path[64], line[PROC_MAPS_LINE];
 	struct proc_map m;
@@ -363,14 +652,28 @@ static int read_kproc(struct ktables *k, uint32_t pid, struct offcpu_kproc *p,
 		if (proc_parse_maps_line(line, &m) || !(m.prot & 4) || m.file[0] != '/')
 			continue;
 		f = file_of(k, pid, &m);
-		if (f && !f->n && want && want->id == f->id && want->slot == f->slot)
-			load_file(k, f, pid, &m);
+		if (!f)
+			continue;
+		if (!f->parts && !f->n && (names(want, f) || holds_pc(&m, pcs, n)) &&
+		    !part_large(k, f, pid, &m))
+			want_rows(k, f, pid, &m);
 		/* /proc/PID/maps is sorted: so are the mappings kept. */
-		if (f && f->id && kmap_of(f, &m, &p->maps[p->n]))
+		if (!f->parts && f->id && kmap_of(f, &m, &p->maps[p->n]))
 			p->n++;
+		else if (f->parts)
+			add_parts(k, pid, &m, f, p, want, pcs, n);
 	}
 	fclose(fp);
 	return 0;
+}
+
+static void kt_proc_free(void *v)
+{
+	struct kt_proc *p = v;
+
+	if (p)
+		free(p->kp);
+	free(p);
 }
 
 /* ku_procs is full: the entries of processes gone leave it. */
@@ -384,7 +687,7 @@ static void prune_procs(struct ktables *k)
 		prev = &key;
 		if (kill((pid_t)key, 0) && errno == ESRCH) {
 			bpf_map_delete_elem(k->procs_fd, &key);
-			free(u32_map_del(&k->procs, key));
+			kt_proc_free(u32_map_del(&k->procs, key));
 			prev = NULL;	/* the walk starts again: the key is gone */
 		}
 	}
@@ -395,39 +698,197 @@ static bool rows_wanted(const struct ktables *k, const struct offcpu_kwant *want
 {
 	const struct kt_file *f = want->slot < OFFCPU_KFILES ? k->slots[want->slot] : NULL;
 
+	/* A parted file's slot: the process's mappings name its parts after a reload. */
 	return want->id && f && f->id == want->id && !f->n && !f->no_rows;
 }
 
-void ktables_request(struct ktables *k, uint32_t pid, const struct offcpu_kwant *want)
+/*
+ * F's rows wanted, opened by the mapping it was registered with: no need to
+ * read its process's maps again.  False where that cannot be (a file since
+ * loaded by parts: the process's entry must name the parts).
+ */
+static bool queue_known(struct ktables *k, struct kt_file *f)
+{
+	const struct kt_file *w = f->whole ? f->whole : f;
+
+	/* Not sized yet: reading the maps again parts it if large (part_large). */
+	if (f->parts || !w->at || (!f->whole && !f->sized))
+		return false;
+	want_rows(k, f, w->at_pid, w->at);
+	return true;
+}
+
+/*
+ * Whether a pc of PCS (N) lies in a mapping of P whose file has no rows
+ * yet and was not tried in the last KT_RELOAD_NS (a load put off), and
+ * cannot be queued without reading P's maps again (queue_known: the others
+ * are queued).
+ */
+static bool pcs_wanted(struct ktables *k, const struct kt_proc *p, const uint64_t *pcs,
+		       uint32_t n, uint64_t now)
+{
+	for (uint32_t i = 0; p->kp && i < n; i++)
+		for (uint32_t j = 0; j < p->kp->n; j++) {
+			const struct offcpu_kmap *m = &p->kp->maps[j];
+			struct kt_file *f = k->slots[m->slot];
+
+			if (pcs[i] < m->start || pcs[i] >= m->end)
+				continue;
+			if (f && f->id == m->id && !f->n && !f->no_rows &&
+			    now - f->loaded >= KT_RELOAD_NS && !queue_known(k, f))
+				return true;
+			break;
+		}
+	return false;
+}
+
+/* Whether a pc of PCS (N) lies in no mapping of P. */
+static bool unmapped(const struct kt_proc *p, const uint64_t *pcs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t j = 0;
+
+		while (j < p->kp->n && (pcs[i] < p->kp->maps[j].start || pcs[i] >= p->kp->maps[j].end))
+			j++;
+		if (j == p->kp->n)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether P's mappings are to be read again for a request (address space
+ * MM; a copied stack's pcs PCS, N): none yet, another address space's,
+ * or, unless read here in the last KT_RELOAD_NS, asked for by the walker
+ * (a pc in no mapping) or with a pc in none (a library mapped since).
+ */
+static bool stale(const struct kt_proc *p, uint64_t mm, const uint64_t *pcs, uint32_t n,
+		  uint64_t now)
+{
+	if (!p->kp || p->mm != mm)
+		return true;
+	if (p->read && now - p->loaded < KT_RELOAD_NS)
+		return false;
+	return !n || unmapped(p, pcs, n);
+}
+
+/*
+ * PID's kt_proc, new: with the entry the walker has for it (address space
+ * MM) when there is one (inherited at fork), as if loaded at NOW, so a
+ * copied stack of a forked child reads its maps only if a file it passed
+ * through lacks rows.  NULL when out of memory.
+ */
+static struct kt_proc *adopt(struct ktables *k, uint32_t pid, uint64_t mm, uint64_t now)
+{
+	struct kt_proc *p = calloc(1, sizeof(*p));
+
+	if (!p || u32_map_put(&k->procs, pid, p)) {
+		free(p);
+		return NULL;
+	}
+	p->kp = malloc(sizeof(*p->kp));
+	if (p->kp && !bpf_map_lookup_elem(k->procs_fd, &pid, p->kp) && p->kp->mm == mm &&
+	    p->kp->n <= OFFCPU_KMAPS) {
+		p->mm = mm;
+		p->loaded = now;
+	} else {
+		free(p->kp);
+		p->kp = NULL;
+	}
+	return p;
+}
+
+/* ktables_request, and the rows of the files the pcs PCS (N) lie in. */
+static void request(struct ktables *k, uint32_t pid, const struct offcpu_kwant *want,
+		    const uint64_t *pcs, uint32_t n)
 {
 	struct kt_proc *p = u32_map_get(&k->procs, pid);
 	struct offcpu_kproc *kp;
 	uint64_t t0 = now_ns();
 
-	if (p && p->mm == want->mm && t0 - p->loaded < KT_RELOAD_NS && !rows_wanted(k, want))
+	if (!p && !(p = adopt(k, pid, want->mm, t0)))
 		return;
-	if (!p) {
-		p = calloc(1, sizeof(*p));
-		if (!p || u32_map_put(&k->procs, pid, p)) {
-			free(p);
-			return;
-		}
-	}
+	/* The walker found the mapping: only the file's rows are missing. */
+	if (p->kp && p->mm == want->mm && rows_wanted(k, want) &&
+	    queue_known(k, k->slots[want->slot]))
+		return;
+	if (!stale(p, want->mm, pcs, n, t0) && !rows_wanted(k, want) &&
+	    !pcs_wanted(k, p, pcs, n, t0))
+		return;
 	p->mm = want->mm;
 	p->loaded = t0;
+	p->read = true;
 	kp = calloc(1, sizeof(*kp));
 	if (!kp)
 		return;
 	kp->mm = want->mm;
-	if (!read_kproc(k, pid, kp, want)) {
+	if (!read_kproc(k, pid, kp, want, pcs, n)) {
 		if (bpf_map_update_elem(k->procs_fd, &pid, kp, BPF_ANY) && errno == E2BIG) {
 			prune_procs(k);
 			bpf_map_update_elem(k->procs_fd, &pid, kp, BPF_ANY);
 		}
 		k->counts.procs++;
+		free(p->kp);
+		p->kp = kp;
+	} else {
+		free(kp);
 	}
-	free(kp);
 	k->counts.load_ns += now_ns() - t0;
+}
+
+void ktables_request(struct ktables *k, uint32_t pid, const struct offcpu_kwant *want)
+{
+	request(k, pid, want, NULL, 0);
+}
+
+void ktables_learn(struct ktables *k, uint32_t pid, uint64_t mm, const uint64_t *ip, uint32_t n)
+{
+	struct kt_learn *l;
+
+	if (!n)
+		return;
+	pthread_mutex_lock(&k->lock);
+	/* A process's threads copy the same stacks at once (a burst of forks, a pool). */
+	for (uint32_t i = 0; i < k->learn_n; i++) {
+		const struct kt_learn *q = &k->learn[(k->learn_head + i) % KT_LEARN];
+
+		if (q->pid == pid && q->mm == mm && q->n == n && q->ip[0] == ip[0]) {
+			pthread_mutex_unlock(&k->lock);
+			return;
+		}
+	}
+	if (k->learn_n == KT_LEARN) {
+		k->counts.learn_dropped++;
+	} else {
+		l = &k->learn[(k->learn_head + k->learn_n++) % KT_LEARN];
+		l->pid = pid;
+		l->mm = mm;
+		l->n = n < OFFCPU_SPILL_FRAMES ? n : OFFCPU_SPILL_FRAMES;
+		/* A return address points past its call: the call's file is wanted. */
+		for (uint32_t i = 0; i < l->n; i++)
+			l->ip[i] = ip[i] - (i > 0);
+	}
+	pthread_mutex_unlock(&k->lock);
+}
+
+/* The copied stacks queued by ktables_learn: the loader thread's. */
+static void serve_learned(struct ktables *k)
+{
+	struct kt_learn l;
+
+	for (;;) {
+		pthread_mutex_lock(&k->lock);
+		if (!k->learn_n) {
+			pthread_mutex_unlock(&k->lock);
+			return;
+		}
+		l = k->learn[k->learn_head];
+		k->learn_head = (k->learn_head + 1) % KT_LEARN;
+		k->learn_n--;
+		pthread_mutex_unlock(&k->lock);
+		request(k, l.pid, &(struct offcpu_kwant){ .mm = l.mm }, l.ip, l.n);
+		k->counts.learned++;
+	}
 }
 
 void ktables_compare(struct ktables *k, const uint64_t *kip, uint32_t kn, const uint64_t *uip,
@@ -450,7 +911,8 @@ static void *loader_main(void *arg)
 
 	while (!atomic_load(&k->stop)) {
 		ktables_poll(k);
-		nanosleep(&ts, NULL);
+		if (!k->todo_n)	/* else the next file's rows at once */
+			nanosleep(&ts, NULL);
 	}
 	return NULL;
 }
@@ -467,6 +929,8 @@ void ktables_poll(struct ktables *k)
 		bpf_map_delete_elem(k->want_fd, &key);
 		k->counts.requests++;
 	}
+	serve_learned(k);
+	build_one(k);
 }
 
 const struct ktables_counts *ktables_counts(const struct ktables *k)
@@ -496,7 +960,9 @@ struct ktables *ktables_new(int rows_fd, int files_fd, int procs_fd, int want_fd
 		return NULL;
 	}
 	atomic_init(&k->stop, false);
+	pthread_mutex_init(&k->lock, NULL);
 	if (pthread_create(&k->loader, NULL, loader_main, k)) {
+		pthread_mutex_destroy(&k->lock);
 		munmap(k->pool, k->pool_bytes);
 		free(k);
 		return NULL;
@@ -520,10 +986,20 @@ void ktables_free(struct ktables *k)
 		return;
 	ktables_stop(k);
 	munmap(k->pool, k->pool_bytes);
-	for (size_t i = 0; i < k->nr_files; i++)
+	while (k->todo_n) {
+		free(k->todo[k->todo_head]);
+		k->todo_head = (k->todo_head + 1) % KT_TODO;
+		k->todo_n--;
+	}
+	for (size_t i = 0; i < k->nr_files; i++) {
+		close_cfi(k->files[i]);
+		free(k->files[i]->parts);
+		free(k->files[i]->at);
 		free(k->files[i]);
+	}
 	free(k->files);
 	free(k->scratch);
-	u32_map_free(&k->procs, free);
+	u32_map_free(&k->procs, kt_proc_free);
+	pthread_mutex_destroy(&k->lock);
 	free(k);
 }

@@ -3,10 +3,12 @@
  * --unwind-in kernel: the CFI rows (cfi.c) of the files a process maps,
  * turned into the BPF walker's compact rows and loaded into its maps, with
  * the process's executable mappings (the design: bpf/offcpu.h, "--unwind-in
- * kernel").  Loaded by a thread of its own when the walker asks (ku_want),
- * so the ring's reader never waits for a table.  Rows live in one pool,
- * allocated as a ring: when it is full the files loaded longest ago give
- * their rows back and are loaded again at their next miss.
+ * kernel").  Loaded by a thread of its own when the walker asks (ku_want)
+ * or a copied stack shows what was missing (ktables_learn), so the ring's
+ * reader never waits for a table: processes' entries first, then the rows
+ * of one file per turn; a large file by parts of its FDEs.  Rows live in
+ * one pool, allocated as a ring: when it is full the files loaded longest
+ * ago give their rows back and are loaded again at their next miss.
  */
 #ifndef OFFCPU_KTABLES_H
 #define OFFCPU_KTABLES_H
@@ -35,9 +37,12 @@ struct ktables_counts {
 	uint64_t files, rows;	/* files whose rows were loaded, and the rows */
 	uint64_t no_rows;	/* files without usable CFI */
 	uint64_t too_large;	/* files with more rows than the whole pool */
+	uint64_t parted;	/* files loaded by parts instead (each part a file above) */
 	uint64_t evicted;	/* files whose rows were given back */
 	uint64_t deferred;	/* loads put off: the pool held only files loaded just now */
 	uint64_t requests;	/* requests served from ku_want */
+	uint64_t learned;	/* copied stacks whose files were looked at */
+	uint64_t learn_dropped;	/* ... not: the queue was full */
 	uint64_t load_ns;	/* time spent building and loading */
 	uint64_t rows_max;	/* the pool */
 	uint64_t compared, differed;	/* --unwind-in verify: walked stacks against their copies */
@@ -62,6 +67,15 @@ void ktables_poll(struct ktables *k);
  * thread's alone.
  */
 void ktables_request(struct ktables *k, uint32_t pid, const struct offcpu_kwant *want);
+
+/*
+ * A stack of PID (address space MM) that was copied and unwound here, frames
+ * IP (N): the loader thread loads the rows of the files its frames lie in,
+ * so the next block through them is walked (a process's first block is
+ * copied, and reused from the stack cache after: its walk would never come
+ * back to ask for the rest).  Any thread; dropped when the queue is full.
+ */
+void ktables_learn(struct ktables *k, uint32_t pid, uint64_t mm, const uint64_t *ip, uint32_t n);
 
 /*
  * --unwind-in verify: a walked stack (frames KIP, KN) against its copy's

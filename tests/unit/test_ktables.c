@@ -3,10 +3,14 @@
  * The kernel walker's rows (src/unwind/ktables.c): each kind of struct
  * cfi_row as the walker's struct offcpu_krow (what it follows, what ends a
  * stack, what it must leave to the copy), and a table's rows merged and
- * refused as the loader does.
+ * refused as the loader does; a large file's rows built by parts of its
+ * FDEs (cfi_file_table) as the whole table has them.
  */
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "unwind/ktables.h"
@@ -83,9 +87,65 @@ static void test_rows(void)
 	result("ktables-rows-past-4g-refused", ktable_rows(&t, 3, out) == 0, "loaded anyway");
 }
 
-int main(void)
+/* Whether A and B unwind alike. */
+static bool same_row(const struct cfi_row *a, const struct cfi_row *b)
+{
+	return a->kind == b->kind && (a->kind != CFI_NORMAL ||
+	       (a->cfa_base == b->cfa_base && a->cfa_off == b->cfa_off && a->ra_rule == b->ra_rule &&
+		a->ra_off == b->ra_off && a->fp_rule == b->fp_rule && a->fp_off == b->fp_off));
+}
+
+/*
+ * FILE's rows by parts of PER FDEs (each from its first FDE's start, a gap
+ * before it): at every pc where the whole table has a row, the part holding
+ * that pc has the same one.
+ */
+static void test_parts(const char *file, size_t per)
+{
+	struct cfi_table whole, part = { 0 };
+	struct cfi_file *cf;
+	char err[256], name[64];
+	size_t nf, bad = 0, checked = 0, next = 0;
+	uint64_t hi = 0;
+	int fd = open(file, O_RDONLY);
+
+	snprintf(name, sizeof(name), "ktables-parts-%zu", per);
+	if (fd < 0 || cfi_table_build(NULL, fd, 0, &whole, err, sizeof(err))) {
+		result(name, false, "%s: cannot build its table", file);
+		return;
+	}
+	cf = cfi_file_open(fd, err, sizeof(err));
+	nf = cf ? cfi_file_fdes(cf) : 0;
+	for (size_t i = 0; i < whole.n && nf; i++) {
+		const struct cfi_row *r;
+
+		/* The part holding this pc: parts in order, as the loader cuts them. */
+		while (whole.rows[i].pc >= hi && next < nf) {
+			cfi_table_free(&part);
+			if (cfi_file_table(cf, next, nf - next < per ? nf - next : per,
+					   next ? cfi_file_fde_start(cf, next) : 0, 0, &part))
+				break;
+			next += per;
+			hi = next < nf ? cfi_file_fde_start(cf, next) : UINT64_MAX;
+		}
+		r = cfi_table_lookup(&part, whole.rows[i].pc);
+		checked++;
+		bad += !r || !same_row(r, &whole.rows[i]);
+	}
+	result(name, nf > per && checked == whole.n && !bad,
+	       "%s: %zu FDEs, %zu of %zu rows checked, %zu differ", file, nf, checked, whole.n, bad);
+	cfi_table_free(&part);
+	cfi_table_free(&whole);
+	cfi_file_close(cf);
+	close(fd);
+}
+
+int main(int argc, char **argv)
 {
 	test_row_kinds();
 	test_rows();
+	/* A file of many FDEs (the system's libc by default). */
+	test_parts(argc > 1 ? argv[1] : "/lib/x86_64-linux-gnu/libc.so.6", 512);
+	test_parts(argc > 1 ? argv[1] : "/lib/x86_64-linux-gnu/libc.so.6", 1000);
 	return failures != 0;
 }
