@@ -213,9 +213,16 @@ def expected(a, fn, ns, count, pre, facts):
     return 'some'
 
 
+# Kernel entries of a page fault (x86_64, arm64 el0_da/do_mem_abort, s390x,
+# riscv64, armhf): a thread may sleep in one anywhere, in D on a page or the
+# mm's lock, where no workload can time it.
+PAGE_FAULT = {'exc_page_fault', 'asm_exc_page_fault', 'do_page_fault', 'handle_mm_fault',
+              'el0_da', 'do_mem_abort', 'do_dat_exception', 'do_translation_fault'}
+
+
 def by_thread(samples, pid=None, events=('offcpu-time',)):
     """Off-CPU time per tid: total, per function on the callchain, comms seen."""
-    t = defaultdict(lambda: dict(total=0, funcs=defaultdict(int), comms=set(), n=0))
+    t = defaultdict(lambda: dict(total=0, funcs=defaultdict(int), comms=set(), n=0, faults=[]))
     n = 0
     for x in samples:
         if x['event'] not in events or (pid is not None and x['pid'] != pid):
@@ -225,8 +232,11 @@ def by_thread(samples, pid=None, events=('offcpu-time',)):
         e['n'] += 1
         e['total'] += x['period']
         e['comms'].add(x['comm'])
-        for sym in {f[0] for f in x['frames']}:
+        names = {f[0] for f in x['frames']}
+        for sym in names:
             e['funcs'][sym] += x['period']
+        if names & PAGE_FAULT:
+            e['faults'].append((x['period'], names))
     return t, n
 
 
@@ -295,12 +305,21 @@ def check_truth(a, rec, n):
         unjudged = getattr(a, 'state', None) is not None and not want and not some
         if unjudged:
             got_all -= r['total']
+        # Under --state D a thread also sleeps in page faults outside its
+        # functions (its threads faulting their first pages take the mm's
+        # lock; a busy machine makes that 0.4 ms): shown, not judged.
+        faulted = 0
+        if getattr(a, 'state', None) is not None and not unjudged:
+            faulted = sum(p for p, names in r['faults'] if not names & set(funcs) and not names & set(exp))
+            r = dict(r, total=r['total'] - faulted)
+            got_all -= faulted
         ok = unjudged or within(r['total'], want, count, preempted, a) or \
             want < r['total'] <= want + some + a.tol * (want + some) + preempted + count * a.block_us * 1000
         print(f'{comm}/{tid} all: workload {want / 1e6:.1f} ms (+ {some / 1e6:.1f} ms undecided),'
               f' perf {r["total"] / 1e6:.1f} ms'
               f' in {r["n"]} samples ({pct(r["total"], want)}'
               f'{" not judged: no function of its in this state" if unjudged else ""}'
+              f'{f", {faulted / 1e6:.1f} ms in page faults outside its functions not judged" if faulted else ""}'
               f'{"" if ok else " MISMATCH"})')
         if not ok:
             bad.append(f'{comm} {r["total"] / 1e6:.1f} ms vs {want / 1e6:.1f} ms'
