@@ -353,6 +353,9 @@ static int cache_holds(struct stacks *s, uint32_t tid, uint32_t id)
 		return -1;
 	if (s->cached.n > s->tables.cached_peak)
 		s->tables.cached_peak = s->cached.n;
+	/* Gone: no block of it is in progress, its ids retired earlier wait no more. */
+	if (!id)
+		retired_thread_moved_on(s, tid, UINT64_MAX);
 	return old && old != id ? retire(s, old, tid, !id) : 0;
 }
 
@@ -377,10 +380,8 @@ static int cache_sweep(struct stacks *s)
 		if (access(path, F_OK))
 			gone[n++] = m->keys[i];
 	}
-	for (size_t i = 0; i < n && !err; i++) {
-		retired_thread_moved_on(s, gone[i], UINT64_MAX);
+	for (size_t i = 0; i < n && !err; i++)
 		err = cache_holds(s, gone[i], 0);
-	}
 	free(gone);
 	return err;
 }
@@ -466,8 +467,7 @@ int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
 	 * a later wakeup by the same thread is taken as its end (the wakee runs
 	 * within a moment; a drain of the sums, a second, comes after).
 	 */
-	if (s->nr_retired)
-		retired_thread_moved_on(s, key, c->time);
+	retired_thread_moved_on(s, key, c->time);
 	cached = s->ld->ucache_fd >= 0 && unwind_cacheable(end, &reads) &&
 		 install_cache(s, c, key, &reads);
 	if (unwound_put(s, c->id, st, cached))
@@ -484,9 +484,6 @@ void stacks_forget_pid(struct stacks *s, uint32_t pid)
 /* The cache entry KEY goes, and the id it held retires. */
 static int cache_forget(struct stacks *s, uint32_t key)
 {
-	/* Gone: no block of it is in progress. */
-	if (s->nr_retired)
-		retired_thread_moved_on(s, key, UINT64_MAX);
 	if (!u32_map_get(&s->cached, key))
 		return 0;
 	/* Its entry in the cache map too: it would linger until the map fills. */
