@@ -22,6 +22,7 @@
 #include "record/embed.h"
 #include "record/loader.h"
 #include "format/perf_data.h"
+#include "lib/clock.h"
 #include "lib/id_list.h"
 #include "lib/ksyms.h"
 #include "record/probe.h"
@@ -60,14 +61,6 @@ static void set_signals(void)
 	/* Caught in every mode: a stray SIGUSR2 must not lose the recording. */
 	sigaction(SIGUSR2, &usr2, NULL);
 	signal(SIGPIPE, SIG_IGN);
-}
-
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 /* A command forked now and held until the profiler is attached. */
@@ -236,7 +229,7 @@ static void set_features(struct pd_writer *w, const struct offcpu_opts *o)
 	pd_set_cmdline(w, o->argc, o->argv);
 	if (!clock_getres(CLOCK_MONOTONIC, &res))
 		pd_set_clock_res(w, res.tv_sec * 1000000000ull + res.tv_nsec);
-	pd_set_clock_data(w, CLOCK_MONOTONIC, now_ns(CLOCK_REALTIME), now_ns(CLOCK_MONOTONIC));
+	pd_set_clock_data(w, CLOCK_MONOTONIC, clock_ns(CLOCK_REALTIME), clock_ns(CLOCK_MONOTONIC));
 }
 
 /* How user stacks are unwound, and why not by CFI: -v, or one line when dwarf was asked for. */
@@ -475,7 +468,7 @@ static bool switch_due(struct session *s, uint64_t now, uint64_t bytes)
 static bool files_go_on(struct session *s, struct status *line)
 {
 	struct collector_progress p;
-	uint64_t now = now_ns(CLOCK_MONOTONIC), size;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC), size;
 
 	collector_progress(s->c, &p);
 	/* The records held back for time order are the file's too. */
@@ -526,7 +519,7 @@ static bool flight_go_on(struct session *s, struct status *line)
 	bool signalled = switch_signal;
 	struct collector_file f;
 
-	if (!signalled && !collector_flight_due(s->c, now_ns(CLOCK_MONOTONIC)))
+	if (!signalled && !collector_flight_due(s->c, clock_ns(CLOCK_MONOTONIC)))
 		return true;
 	status_end(line);
 	if (flight_dump(s, &f)) {
@@ -540,7 +533,7 @@ static bool flight_go_on(struct session *s, struct status *line)
 
 static void session_loop(struct session *s)
 {
-	uint64_t start = now_ns(CLOCK_MONOTONIC);
+	uint64_t start = clock_ns(CLOCK_MONOTONIC);
 	uint64_t end = s->o->duration > 0 ? start + (uint64_t)(s->o->duration * 1e9) : UINT64_MAX;
 	uint64_t next_check = 0;
 	struct status line;
@@ -551,8 +544,8 @@ static void session_loop(struct session *s)
 	status_init(&line, stderr, start);
 	s->rot.next_time = start + s->o->switch_secs * 1000000000ull;
 	s->end = end;
-	while (!stop_signal && now_ns(CLOCK_MONOTONIC) < end) {
-		status_update(&line, s->c, now_ns(CLOCK_MONOTONIC));
+	while (!stop_signal && clock_ns(CLOCK_MONOTONIC) < end) {
+		status_update(&line, s->c, clock_ns(CLOCK_MONOTONIC));
 		if (collector_poll(s->c, 100))
 			break;
 		if ((s->o->switch_mode || s->o->max_size) && !files_go_on(s, &line))
@@ -561,10 +554,10 @@ static void session_loop(struct session *s)
 			break;
 		if (s->o->cmdv && child_done(&s->ch))
 			break;
-		if (!s->o->cmdv && s->target.track.n && now_ns(CLOCK_MONOTONIC) > next_check) {
+		if (!s->o->cmdv && s->target.track.n && clock_ns(CLOCK_MONOTONIC) > next_check) {
 			if (targets_gone(&s->target.track))
 				break;
-			next_check = now_ns(CLOCK_MONOTONIC) + 500000000ull;
+			next_check = clock_ns(CLOCK_MONOTONIC) + 500000000ull;
 		}
 	}
 	status_end(&line);
@@ -682,11 +675,11 @@ static int probe_cmd(const struct offcpu_opts *o)
 	if (!err) {
 		probe_print(&p, stdout);
 		fflush(stdout);
-		t0 = now_ns(CLOCK_MONOTONIC);
+		t0 = clock_ns(CLOCK_MONOTONIC);
 		err = target_init(&t, o) || loader_load(&ld, o, &t, &p);
 		if (!err)
 			printf("load: ok (%.1f ms, %.2f MiB locked)\n",
-			       (now_ns(CLOCK_MONOTONIC) - t0) / 1e6, ld.memlock / 1048576.0);
+			       (clock_ns(CLOCK_MONOTONIC) - t0) / 1e6, ld.memlock / 1048576.0);
 		loader_close(&ld);
 	}
 	target_free(&t);

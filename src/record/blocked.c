@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "lib/clock.h"
 #include "record/blocked.h"
 
 typedef int (*record_fn)(void *ctx, const struct offcpu_blocked *b);
@@ -145,14 +146,6 @@ struct end_walk {
 	uint64_t end;
 	uint64_t *ran;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static int end_one(void *ctx, const struct offcpu_blocked *b)
 {

@@ -18,6 +18,7 @@
 #include "record/collector.h"
 #include "record/flight.h"
 #include "lib/buildid_cache.h"
+#include "lib/clock.h"
 #include "lib/hashset.h"
 #include "record/live_tasks.h"
 #include "record/mapped_files.h"
@@ -82,14 +83,6 @@ struct credit {
 	int32_t ustack, kstack;	/* its sums key, with the tid and state */
 	uint32_t state;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static int queue(void *ctx, const struct perf_event_header *rec, uint64_t time)
 {
@@ -603,7 +596,7 @@ struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 	c->o = o;
 	c->stacks = stacks_new(ld, o->unwind_tables, o->copy_bytes);
 	c->scratch = malloc(SAMPLE_MAX_SIZE(ld->max_stack));
-	c->last_drain = now_ns();
+	c->last_drain = mono_ns();
 	c->files = open_mapped_files(o);
 	if (!c->stacks || !c->scratch || !c->files)
 		goto nomem;
@@ -639,7 +632,7 @@ fail:
 
 void collector_sample(struct collector *c)
 {
-	c->file_start = now_ns();	/* the first file's window starts with the recording */
+	c->file_start = mono_ns();	/* the first file's window starts with the recording */
 	c->fl_after = c->file_start;
 	task_events_sample(c->te);
 }
@@ -657,7 +650,7 @@ int collector_poll(struct collector *c, int timeout_ms)
 	if (ring_buffer__poll(c->rb, timeout_ms) < 0 && errno != EINTR)
 		return -1;
 	read_all(c);
-	now = now_ns();
+	now = mono_ns();
 	if (now - c->last_drain >= DRAIN_NS) {
 		if (drain_sums(c))
 			c->err = -1;
@@ -769,7 +762,7 @@ static void take_all(struct collector *c)
 	read_all(c);
 	if (drain_sums(c))
 		c->err = -1;
-	c->last_drain = now_ns();
+	c->last_drain = mono_ns();
 }
 
 /* Queue a record of the live processes for the new file (no side effects). */
@@ -807,7 +800,7 @@ struct pd_writer *collector_switch(struct collector *c, struct pd_writer *next,
 {
 	struct pd_writer *old = c->w;
 
-	c->end = now_ns();
+	c->end = mono_ns();
 	end_file(c, c->file_start);
 	describe_file(c);
 	*done = c->file;
@@ -860,7 +853,7 @@ int collector_flight_dump(struct collector *c, struct pd_writer *w, struct colle
 
 	/* After collector_finish everything is in the window already. */
 	if (!c->finished) {
-		c->end = now_ns();
+		c->end = mono_ns();
 		c->file_start = window_start(c, c->trig.time ? c->trig.time : c->end);
 		end_file(c, c->fl_after);
 	}
@@ -890,7 +883,7 @@ int collector_flight_dump(struct collector *c, struct pd_writer *w, struct colle
 
 void collector_end(struct collector *c)
 {
-	c->end = now_ns();
+	c->end = mono_ns();
 	task_events_sample_stop(c->te);
 }
 
@@ -922,7 +915,7 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 	c->unknown_ustacks = 0;
 	c->file.lost = collector_lost(&c->st) - c->lost_before;
 	if (c->file.lost)
-		write_lost(c, c->file.lost, now_ns());
+		write_lost(c, c->file.lost, mono_ns());
 	flush(c, UINT64_MAX);
 	if (c->fl.buf)
 		c->finished = true;

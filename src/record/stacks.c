@@ -8,6 +8,7 @@
 
 #include <bpf/bpf.h>
 
+#include "lib/clock.h"
 #include "lib/hashset.h"
 #include "offcpu.h"
 #include "lib/procfs.h"
@@ -300,14 +301,6 @@ static void unwound_del(struct stacks *s, uint32_t id, void *v)
 	unintern(s, (const void *)((uintptr_t)v & ~UNWOUND_CACHED));
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /*
  * Cached ID of TID will not be reused: see struct retired.  GONE: the
  * thread has no block in progress (it exited), only the drain is waited for.
@@ -324,7 +317,7 @@ static int retire(struct stacks *s, uint32_t id, uint32_t tid, bool gone)
 		s->retired_cap = cap;
 	}
 	s->retired[s->nr_retired++] = (struct retired){
-		id, tid, monotonic_ns(), gone ? RETIRED_ENDED : RETIRED_WAIT
+		id, tid, mono_ns(), gone ? RETIRED_ENDED : RETIRED_WAIT
 	};
 	return 0;
 }

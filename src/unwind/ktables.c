@@ -14,6 +14,7 @@
 
 #include <bpf/bpf.h>
 
+#include "lib/clock.h"
 #include "lib/hashset.h"
 #include "lib/procfs.h"
 #include "unwind/ktables.h"
@@ -125,14 +126,6 @@ struct ktables {
 	bool started;
 	atomic_bool stop;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static bool fits16(int32_t v)
 {
@@ -301,7 +294,7 @@ static int load_rows(struct ktables *k, struct kt_file *f, struct cfi_file *cf)
 	cfi_table_free(&t);
 	if (!n)
 		return -1;
-	f->loaded = now_ns();
+	f->loaded = mono_ns();
 	first = alloc_rows(k, n, f->loaded);
 	if (first >= UINT32_MAX - 1)
 		return first == UINT32_MAX ? -2 : -3;
@@ -571,7 +564,7 @@ static void want_rows(struct ktables *k, struct kt_file *f, uint32_t pid, const 
 static bool build_one(struct ktables *k)
 {
 	struct kt_todo *t;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = mono_ns();
 
 	if (!k->todo_n)
 		return false;
@@ -581,7 +574,7 @@ static bool build_one(struct ktables *k)
 	if (t->f->id && !t->f->n && !t->f->no_rows && !t->f->parts)
 		load_file(k, t->f, t->pid, &t->m);
 	free(t);
-	k->counts.load_ns += now_ns() - t0;
+	k->counts.load_ns += mono_ns() - t0;
 	return true;
 }
 
@@ -804,7 +797,7 @@ static void request(struct ktables *k, uint32_t pid, const struct offcpu_kwant *
 {
 	struct kt_proc *p = u32_map_get(&k->procs, pid);
 	struct offcpu_kproc *kp;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = mono_ns();
 
 	if (!p && !(p = adopt(k, pid, want->mm, t0)))
 		return;
@@ -833,7 +826,7 @@ static void request(struct ktables *k, uint32_t pid, const struct offcpu_kwant *
 	} else {
 		free(kp);
 	}
-	k->counts.load_ns += now_ns() - t0;
+	k->counts.load_ns += mono_ns() - t0;
 }
 
 void ktables_request(struct ktables *k, uint32_t pid, const struct offcpu_kwant *want)
