@@ -430,6 +430,8 @@ enum offcpu_stat {
 	STAT_KUNWIND_NO_ID,		/* ... the spill map (or this CPU's ids) full */
 	STAT_USTACK_UNKNOWN,		/* user space: a sample's user stack id named nothing it knew */
 	STAT_KUNWIND_FORKED,		/* processes given their parent's ku_procs entry at fork */
+	STAT_WAKER_MARKED_TASK,		/* user space: a task waker (by its kernel stack) that an
+					 * interrupt marker kept from its user stack */
 	COUNTER_MAX,
 };
 

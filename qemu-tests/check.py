@@ -427,7 +427,8 @@ def cell_verdict(a, c, info):
 		passed(host_archive_verdict(a))
 		note += passed(*kunwind_verdict(a, c))
 	except CellFailed as e:
-		return 'FAIL', str(e)[:224], ''
+		# Longer than a table cell's other reasons: what offcpu counted comes first.
+		return 'FAIL', str(e)[:400], ''
 	stacks.append(distro)
 	if jitoff and c.rc.get('probe-jitoff') != '0':
 		note += '; JIT off at boot: offcpu named the sysctl, then it was turned on'
@@ -543,8 +544,16 @@ def wakers_verdict(a, c, user):
 		      (['--irq-for-timer'] if board_var(a.board, 'KSTACK_CUT') else []),
 		      f'{a.dir}/wakers.out')
 	if c.rc.get('folded-wakers') != '0' or not ok:
-		return '--wakers: ' + why
+		return '--wakers:' + waker_counts(c.section('record-wakers')) + ' ' + why
 	return None
+
+
+def waker_counts(text):
+	"""The recording's own counts of what its wakers lack (its -v lines), for a
+	failed check: CI keeps the cell's row, not the guest's console."""
+	said = [x.strip(' []\r') for x in text.splitlines()
+		if x.startswith('[ offcpu:') and re.search(r'waker|without their|lost|not recorded', x)]
+	return ' [offcpu -v: ' + '; '.join(said) + ']' if said else ' [offcpu -v: no waker counts]'
 
 
 def kunwind_verdict(a, c):

@@ -913,6 +913,9 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 		c->st.counters[STAT_USTACK_WRONG] += stacks_wrong_reuses(c->stacks);
 	c->st.counters[STAT_USTACK_UNKNOWN] += c->unknown_ustacks;
 	c->unknown_ustacks = 0;
+	if (c->wakers)
+		wakers_take_counts(c->wakers, &c->st.counters[STAT_WAKER_MARKED_TASK],
+				   &c->st.counters[STAT_USTACK_UNKNOWN]);
 	c->file.lost = collector_lost(&c->st) - c->lost_before;
 	if (c->file.lost)
 		write_lost(c, c->file.lost, mono_ns());

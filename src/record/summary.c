@@ -238,6 +238,10 @@ void summary_print(const struct offcpu_opts *o, const struct probe *p,
 		fprintf(stderr, "[ offcpu: %llu wakers' user stacks not recorded (maps full, or the "
 			"task an interrupt found had none) ]\n",
 			(unsigned long long)n[STAT_WAKER_NO_USTACK]);
+	if (o->wakers && n[STAT_WAKER_MARKED_TASK])
+		fprintf(stderr, "[ offcpu: %llu task wakers without their user stack: an interrupt "
+			"marker was set, their kernel stack shows none (a bug: please report it) ]\n",
+			(unsigned long long)n[STAT_WAKER_MARKED_TASK]);
 	if (st->blocked_threads)
 		fprintf(stderr, "[ offcpu: %llu threads still blocked at the end: %.3f s (event offcpu-blocked) ]\n",
 			(unsigned long long)st->blocked_threads, st->blocked_ns / 1e9);

@@ -41,6 +41,8 @@ struct wakers {
 	int ranges_read;	/* 0: not yet, 1: read (some may be missing) */
 	uint64_t lo[NR_FUNCS], hi[NR_FUNCS];	/* [lo, hi); lo 0: not found */
 	struct stack *cut;	/* the waker's kernel stack, cut */
+	uint64_t marked;	/* see wakers_take_counts */
+	uint64_t unknown;
 };
 
 /* Where each function starts and the next symbol does. */
@@ -127,6 +129,18 @@ static enum waker_kind classify(struct wakers *wk, const struct offcpu_waker *w,
 	return kind;
 }
 
+/* A task waker's user stack; its absence counted where it should be there. */
+static const struct stack *task_ustack(struct wakers *wk, const struct offcpu_waker *w)
+{
+	const struct stack *u = stacks_get(wk->stacks, w->ustack, false);
+
+	if (!u && w->ustack >= 0)
+		wk->unknown++;
+	else if (!u && (w->flags & (OFFCPU_WAKER_HARDIRQ | OFFCPU_WAKER_SOFTIRQ)))
+		wk->marked++;
+	return u;
+}
+
 int wakers_add(struct wakers *wk, struct offcpu_sample *s, const struct offcpu_waker *w,
 	       void *buf, wakers_queue_fn queue, void *ctx)
 {
@@ -148,7 +162,7 @@ int wakers_add(struct wakers *wk, struct offcpu_sample *s, const struct offcpu_w
 	ws.pid = task ? w->pid : 0;
 	ws.tid = task ? w->tid : 0;
 	ws.kernel = k ? wk->cut : NULL;
-	ws.user = raw.kind == WAKER_TASK ? stacks_get(wk->stacks, w->ustack, false) : NULL;
+	ws.user = raw.kind == WAKER_TASK ? task_ustack(wk, w) : NULL;
 	ws.id = OFFCPU_WAKER_ID;
 	ws.raw = &raw;
 	ws.raw_size = sizeof(raw);
@@ -168,6 +182,13 @@ struct wakers *wakers_new(struct stacks *st, uint32_t max_stack)
 		return NULL;
 	}
 	return wk;
+}
+
+void wakers_take_counts(struct wakers *wk, uint64_t *marked, uint64_t *unknown)
+{
+	*marked += wk->marked;
+	*unknown += wk->unknown;
+	wk->marked = wk->unknown = 0;
 }
 
 void wakers_free(struct wakers *wk)

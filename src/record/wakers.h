@@ -30,6 +30,13 @@ struct wakers *wakers_new(struct stacks *st, uint32_t max_stack);
 int wakers_add(struct wakers *wk, struct offcpu_sample *s, const struct offcpu_waker *w,
 	       void *buf, wakers_queue_fn queue, void *ctx);
 
+/*
+ * Task wakers shown without their user stack so far: an interrupt marker
+ * said interrupt where the kernel stack says task (MARKED), or the id named
+ * nothing known (UNKNOWN, a bug).  Both are reset.
+ */
+void wakers_take_counts(struct wakers *wk, uint64_t *marked, uint64_t *unknown);
+
 void wakers_free(struct wakers *wk);
 
 #endif
