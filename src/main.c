@@ -1,21 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /* offcpu: entry point and the recording session. */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "archive/archive.h"
 #include "record/btf_archive.h"
+#include "record/child.h"
 #include "record/cli.h"
 #include "record/blocked.h"
 #include "record/collector.h"
@@ -35,8 +33,6 @@
 static volatile sig_atomic_t stop_signal;
 /* SIGUSR2 with --switch-output(=signal): end the file, start the next. */
 static volatile sig_atomic_t switch_signal;
-/* The signal that killed the profiled command, raised again at the very end. */
-static int command_signal;
 
 static void on_signal(int sig)
 {
@@ -61,93 +57,6 @@ static void set_signals(void)
 	/* Caught in every mode: a stray SIGUSR2 must not lose the recording. */
 	sigaction(SIGUSR2, &usr2, NULL);
 	signal(SIGPIPE, SIG_IGN);
-}
-
-/* A command forked now and held until the profiler is attached. */
-struct child {
-	pid_t pid;
-	int go_fd, err_fd;
-	int status;
-	bool exited;
-	bool killed;	/* ended by offcpu (-d, a signal to offcpu alone) */
-};
-
-static int child_fork(struct child *ch, char **argv)
-{
-	int go[2], err[2];
-
-	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
-		fprintf(stderr, "offcpu: pipe: %s\n", strerror(errno));
-		return -1;
-	}
-	ch->pid = fork();
-	if (ch->pid < 0) {
-		fprintf(stderr, "offcpu: fork: %s\n", strerror(errno));
-		return -1;
-	}
-	if (!ch->pid) {
-		char c;
-		int e;
-
-		close(go[1]);
-		close(err[0]);
-		signal(SIGPIPE, SIG_DFL);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);	/* the profiler gave up */
-		execvp(argv[0], argv);
-		e = errno;
-		if (write(err[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(err[1]);
-	ch->go_fd = go[1];
-	ch->err_fd = err[0];
-	return 0;
-}
-
-/* Let the command exec; report when exec fails. */
-static int child_start(struct child *ch, const char *name)
-{
-	int e = 0;
-	ssize_t n;
-
-	if (write(ch->go_fd, "g", 1) != 1)
-		return -1;
-	close(ch->go_fd);
-	ch->go_fd = -1;
-	n = read(ch->err_fd, &e, sizeof(e));
-	close(ch->err_fd);
-	ch->err_fd = -1;
-	if (n == sizeof(e)) {
-		fprintf(stderr, "offcpu: cannot execute '%s': %s\n", name, strerror(e));
-		waitpid(ch->pid, NULL, 0);
-		ch->exited = true;
-		return -1;
-	}
-	return 0;
-}
-
-static void child_end(struct child *ch)
-{
-	if (ch->pid <= 0)
-		return;
-	if (ch->go_fd >= 0)
-		close(ch->go_fd);	/* never started: it exits by itself */
-	if (!ch->exited) {
-		kill(ch->pid, SIGTERM);
-		ch->killed = true;
-		if (waitpid(ch->pid, &ch->status, 0) == ch->pid)
-			ch->exited = true;
-	}
-}
-
-static bool child_done(struct child *ch)
-{
-	if (ch->pid > 0 && !ch->exited && waitpid(ch->pid, &ch->status, WNOHANG) == ch->pid)
-		ch->exited = true;
-	return ch->exited;
 }
 
 /*
@@ -563,42 +472,8 @@ static void session_loop(struct session *s)
 	status_end(&line);
 }
 
-/*
- * A complete recording exits as the profiled command did, like perf: its
- * exit code, or 128 + the signal that killed it (and main raises that signal
- * again), so a crash under offcpu is not hidden.  A command that offcpu ended
- * itself (-d, a signal sent to offcpu alone) leaves 0.
- */
-static int command_status(const struct offcpu_opts *o, const struct child *ch)
-{
-	if (!o->cmdv || !ch->exited || ch->killed)
-		return 0;
-	if (WIFEXITED(ch->status))
-		return WEXITSTATUS(ch->status);
-	if (WIFSIGNALED(ch->status)) {
-		command_signal = WTERMSIG(ch->status);
-		return 128 + command_signal;
-	}
-	return 0;
-}
-
-/* Die of the command's signal, without a core dump of our own. */
-static void raise_command_signal(void)
-{
-	struct rlimit no_core = { 0, 0 };
-	sigset_t set;
-
-	if (!command_signal)
-		return;
-	setrlimit(RLIMIT_CORE, &no_core);
-	signal(command_signal, SIG_DFL);
-	sigemptyset(&set);
-	sigaddset(&set, command_signal);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
-	raise(command_signal);
-}
-
-static int record(const struct offcpu_opts *o)
+/* *SIG: the signal that killed the command, for main to raise again at the very end. */
+static int record(const struct offcpu_opts *o, int *sig)
 {
 	struct session s = { .o = o, .ch = { .go_fd = -1, .err_fd = -1 } };
 	struct collector_stats st;
@@ -651,7 +526,9 @@ out:
 	for (size_t i = 0; i < s.rot.nr_kept; i++)
 		free(s.rot.kept[i]);
 	free(s.rot.kept);
-	return err ? 1 : command_status(o, &s.ch);
+	if (err)
+		return 1;
+	return o->cmdv ? child_exit_code(&s.ch, sig) : 0;
 }
 
 static int selftest(void)
@@ -690,7 +567,7 @@ static int probe_cmd(const struct offcpu_opts *o)
 int main(int argc, char **argv)
 {
 	struct offcpu_opts o;
-	int ret;
+	int ret, sig = 0;
 
 	if (cli_parse(&o, argc, argv)) {
 		cli_free(&o);
@@ -720,12 +597,12 @@ int main(int argc, char **argv)
 		ret = archive_main(o.report_argc, o.report_argv);
 		break;
 	default:
-		ret = record(&o);
+		ret = record(&o, &sig);
 		break;
 	}
 	cli_free(&o);
 	ksyms_running_free();
 	fflush(NULL);
-	raise_command_signal();	/* returns for signals that do not kill */
+	child_raise(sig);	/* returns for signals that do not kill */
 	return ret;
 }
