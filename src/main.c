@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysinfo.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,6 +16,7 @@
 #include "record/blocked.h"
 #include "record/collector.h"
 #include "record/embed.h"
+#include "record/features.h"
 #include "record/loader.h"
 #include "format/perf_data.h"
 #include "lib/clock.h"
@@ -119,26 +118,6 @@ static int check_output(const char *path)
 		return -1;
 	}
 	return 0;
-}
-
-static void set_features(struct pd_writer *w, const struct offcpu_opts *o)
-{
-	struct utsname u;
-	struct sysinfo si;
-	struct timespec res;
-
-	uname(&u);
-	pd_set_string(w, PD_FEAT_HOSTNAME, u.nodename);
-	pd_set_string(w, PD_FEAT_OSRELEASE, u.release);
-	pd_set_string(w, PD_FEAT_VERSION, "offcpu " OFFCPU_VERSION);
-	pd_set_string(w, PD_FEAT_ARCH, u.machine);
-	pd_set_nrcpus(w, sysconf(_SC_NPROCESSORS_CONF), sysconf(_SC_NPROCESSORS_ONLN));
-	if (!sysinfo(&si))
-		pd_set_total_mem(w, (uint64_t)si.totalram * si.mem_unit / 1024);
-	pd_set_cmdline(w, o->argc, o->argv);
-	if (!clock_getres(CLOCK_MONOTONIC, &res))
-		pd_set_clock_res(w, res.tv_sec * 1000000000ull + res.tv_nsec);
-	pd_set_clock_data(w, CLOCK_MONOTONIC, clock_ns(CLOCK_REALTIME), clock_ns(CLOCK_MONOTONIC));
 }
 
 /* How user stacks are unwound, and why not by CFI: -v, or one line when dwarf was asked for. */
@@ -318,7 +297,7 @@ static int close_rotated(struct session *s, struct pd_writer *w, const struct co
 	struct rotation *r = &s->rot;
 	char name[sizeof(r->last)];
 
-	set_features(w, s->o);
+	features_set(w, s->o);
 	rotated_name(s->o->output, r->last, name, sizeof(name));
 	if (pd_set_path(w, name)) {
 		pd_abort(w);
@@ -504,7 +483,7 @@ static int record(const struct offcpu_opts *o, int *sig)
 		if (close_rotated(&s, s.w, &st.last, NULL))
 			err = -1;
 	} else {
-		set_features(s.w, o);
+		features_set(s.w, o);
 		if (pd_close(s.w))
 			err = -1;
 	}
