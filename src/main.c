@@ -120,27 +120,6 @@ static int check_output(const char *path)
 	return 0;
 }
 
-/* How user stacks are unwound, and why not by CFI: -v, or one line when dwarf was asked for. */
-static void print_unwinding(const struct offcpu_opts *o, const struct probe *p)
-{
-	const char *why;
-
-	if (loader_dwarf(o, p, &why)) {
-		if (o->verbose && loader_kunwind(o, p, &why))
-			fprintf(stderr, "user stacks: unwound with CFI in the kernel, from rows loaded "
-				"per file (a stack it cannot walk: copied, %u bytes)\n", o->copy_bytes);
-		else if (o->verbose)
-			fprintf(stderr, "user stacks: copied (%u bytes) and unwound with CFI (not in "
-				"the kernel: %s)\n", o->copy_bytes, why);
-		else if (o->unwind_in_kernel && !loader_kunwind(o, p, &why))
-			fprintf(stderr, "offcpu: user stacks copied, not unwound in the kernel: %s\n",
-				why);
-	} else if (o->ustack && (o->verbose || o->unwind == UNWIND_DWARF)) {
-		fprintf(stderr, "%suser stacks: frame pointers (no CFI unwinding: %s)\n",
-			o->verbose ? "" : "offcpu: ", why);
-	}
-}
-
 struct session {
 	const struct offcpu_opts *o;
 	struct rotation rot;
@@ -153,23 +132,6 @@ struct session {
 	int err;		/* a rotated file could not be written */
 	uint64_t end;		/* -d: when the recording ends (CLOCK_MONOTONIC ns) */
 };
-
-/* -v: what the flight recorder keeps, in how much memory, and what writes a file. */
-static void print_flight(const struct offcpu_opts *o)
-{
-	fprintf(stderr, "flight recorder: the last %.3f s, at most %.1f MiB of records in memory "
-		"(allocated once; the time-order queue counts too); a file at SIGUSR2",
-		o->flight_ns / 1e9, o->flight_bytes / 1048576.0);
-	if (o->trigger_ns)
-		fprintf(stderr, " or %.3f s after a block of %llu ms or more ends%s%s",
-			o->trigger_after_ns / 1e9, (unsigned long long)(o->trigger_ns / 1000000),
-			o->trigger_comm ? " in " : "", o->trigger_comm ? o->trigger_comm : "");
-	fprintf(stderr, "\n");
-	if (o->thresh_lowered)
-		fprintf(stderr, "flight recorder: --off-cpu-thresh lowered to %llu ms, so that each "
-			"block that triggers is sent on its own\n",
-			(unsigned long long)(o->thresh_ns / 1000000));
-}
 
 /* Between the start scan's reads: its stack copies leave the ring. */
 static void scan_poll(void *ctx)
@@ -214,7 +176,7 @@ static int session_setup(struct session *s)
 		return -1;
 	}
 	if (o->verbose && o->flight_ns)
-		print_flight(o);
+		summary_flight(o);
 	if (o->cmdv) {
 		if (child_fork(&s->ch, o->cmdv))
 			return -1;
@@ -222,7 +184,7 @@ static int session_setup(struct session *s)
 	}
 	if (loader_load(&s->ld, o, &s->target, &s->probe) || loader_attach(&s->ld))
 		return -1;
-	print_unwinding(o, &s->probe);
+	summary_unwinding(o, &s->probe);
 	probe_cleanup(&s->probe);
 	if (o->verbose)
 		loader_print_maps(&s->ld, stderr);
@@ -278,18 +240,6 @@ static int keep_file(struct session *s, const char *name)
 	return 0;
 }
 
-/* -v: one line per file written, as it is closed (WHY: a flight recorder's reason). */
-static void print_file(const char *name, const struct collector_file *f, const char *why)
-{
-	fprintf(stderr, "[ offcpu: wrote %s: %.3f MB, %llu samples, %llu lost, %.3f s",
-		name, f->bytes / 1048576.0, (unsigned long long)f->samples,
-		(unsigned long long)f->lost, f->start ? (f->end - f->start) / 1e9 : 0);
-	if (f->blocked_threads)
-		fprintf(stderr, ", %llu threads blocked at its end: %.3f s (offcpu-blocked)",
-			(unsigned long long)f->blocked_threads, f->blocked_ns / 1e9);
-	fprintf(stderr, "%s%s ]\n", why ? ", " : "", why ? why : "");
-}
-
 /* Features, its name, close: a finished file of a rotated recording (W is freed). */
 static int close_rotated(struct session *s, struct pd_writer *w, const struct collector_file *f,
 			 const char *why)
@@ -310,7 +260,7 @@ static int close_rotated(struct session *s, struct pd_writer *w, const struct co
 		snprintf(r->first, sizeof(r->first), "%s", name);
 	snprintf(r->last, sizeof(r->last), "%s", name);
 	if (s->o->verbose)
-		print_file(name, f, why);
+		summary_file(name, f, why);
 	return keep_file(s, name);
 }
 
