@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The end-of-run summary, perf's style: what was written, every drop by
+ * What a recording tells on stderr: at the start, how stacks are unwound and
+ * what the flight recorder keeps; with -v a line per file as it closes; and
+ * the end-of-run summary, perf's style: what was written, every drop by
  * cause, and with -v the stack cache, the unwinding and the spilled stacks.
  */
 #include <stdio.h>
@@ -258,4 +260,51 @@ void summary_print(const struct offcpu_opts *o, const struct probe *p,
 		fprintf(stderr, "[ offcpu: %llu program runs skipped by the kernel (another BPF program "
 			"or map operation on the CPU): blocks may be missing ]\n",
 			(unsigned long long)missed);
+}
+
+void summary_unwinding(const struct offcpu_opts *o, const struct probe *p)
+{
+	const char *why;
+
+	if (loader_dwarf(o, p, &why)) {
+		if (o->verbose && loader_kunwind(o, p, &why))
+			fprintf(stderr, "user stacks: unwound with CFI in the kernel, from rows loaded "
+				"per file (a stack it cannot walk: copied, %u bytes)\n", o->copy_bytes);
+		else if (o->verbose)
+			fprintf(stderr, "user stacks: copied (%u bytes) and unwound with CFI (not in "
+				"the kernel: %s)\n", o->copy_bytes, why);
+		else if (o->unwind_in_kernel && !loader_kunwind(o, p, &why))
+			fprintf(stderr, "offcpu: user stacks copied, not unwound in the kernel: %s\n",
+				why);
+	} else if (o->ustack && (o->verbose || o->unwind == UNWIND_DWARF)) {
+		fprintf(stderr, "%suser stacks: frame pointers (no CFI unwinding: %s)\n",
+			o->verbose ? "" : "offcpu: ", why);
+	}
+}
+
+void summary_flight(const struct offcpu_opts *o)
+{
+	fprintf(stderr, "flight recorder: the last %.3f s, at most %.1f MiB of records in memory "
+		"(allocated once; the time-order queue counts too); a file at SIGUSR2",
+		o->flight_ns / 1e9, o->flight_bytes / 1048576.0);
+	if (o->trigger_ns)
+		fprintf(stderr, " or %.3f s after a block of %llu ms or more ends%s%s",
+			o->trigger_after_ns / 1e9, (unsigned long long)(o->trigger_ns / 1000000),
+			o->trigger_comm ? " in " : "", o->trigger_comm ? o->trigger_comm : "");
+	fprintf(stderr, "\n");
+	if (o->thresh_lowered)
+		fprintf(stderr, "flight recorder: --off-cpu-thresh lowered to %llu ms, so that each "
+			"block that triggers is sent on its own\n",
+			(unsigned long long)(o->thresh_ns / 1000000));
+}
+
+void summary_file(const char *name, const struct collector_file *f, const char *why)
+{
+	fprintf(stderr, "[ offcpu: wrote %s: %.3f MB, %llu samples, %llu lost, %.3f s",
+		name, f->bytes / 1048576.0, (unsigned long long)f->samples,
+		(unsigned long long)f->lost, f->start ? (f->end - f->start) / 1e9 : 0);
+	if (f->blocked_threads)
+		fprintf(stderr, ", %llu threads blocked at its end: %.3f s (offcpu-blocked)",
+			(unsigned long long)f->blocked_threads, f->blocked_ns / 1e9);
+	fprintf(stderr, "%s%s ]\n", why ? ", " : "", why ? why : "");
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The end-of-run summary of a recording (stderr). */
+/* What a recording tells on stderr: start lines, files written, the end-of-run summary. */
 #ifndef OFFCPU_SUMMARY_H
 #define OFFCPU_SUMMARY_H
 
@@ -30,5 +30,14 @@ struct rotation {
 void summary_print(const struct offcpu_opts *o, const struct probe *p,
 		   const struct collector_stats *st, uint64_t missed,
 		   const struct rotation *rot);
+
+/* How user stacks are unwound, and why not by CFI: -v, or one line when dwarf was asked for. */
+void summary_unwinding(const struct offcpu_opts *o, const struct probe *p);
+
+/* -v: what the flight recorder keeps, in how much memory, and what writes a file. */
+void summary_flight(const struct offcpu_opts *o);
+
+/* -v: one line for the file NAME, as it is closed (WHY: a flight recorder's reason, or NULL). */
+void summary_file(const char *name, const struct collector_file *f, const char *why);
 
 #endif

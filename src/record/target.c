@@ -2,18 +2,24 @@
 /* The recording's target, resolved once from the options. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "lib/procfs.h"
 #include "record/target.h"
 
-static int add_pids(struct target *t, const struct id_list *pids)
+static bool pid_exists(uint32_t pid)
 {
 	char path[64];
 
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	return !access(path, F_OK);
+}
+
+static int add_pids(struct target *t, const struct id_list *pids)
+{
 	for (size_t i = 0; i < pids->n; i++) {
-		snprintf(path, sizeof(path), "/proc/%u", pids->v[i]);
-		if (access(path, F_OK)) {
+		if (!pid_exists(pids->v[i])) {
 			fprintf(stderr, "offcpu: no such process: %u\n", pids->v[i]);
 			return -1;
 		}
@@ -63,4 +69,49 @@ void target_free(struct target *t)
 	free(t->pids.v);
 	free(t->track.v);
 	*t = (struct target){ 0 };
+}
+
+/*
+ * -C: CPUs that are not online would record nothing without a word (perf
+ * refuses them too).  The online list is the kernel's own, e.g. "0-1,4".
+ */
+int target_check_cpus(const struct offcpu_opts *o)
+{
+	char text[256] = "";
+	struct id_list online = { 0 };
+	const char *why;
+	FILE *f;
+	int err = 0;
+
+	if (!o->cpus.n)
+		return 0;
+	f = fopen("/sys/devices/system/cpu/online", "re");
+	if (!f || !fgets(text, sizeof(text), f)) {
+		if (f)
+			fclose(f);
+		return 0;	/* no sysfs: the BPF filter still works */
+	}
+	fclose(f);
+	text[strcspn(text, "\n")] = '\0';
+	if (id_list_parse(&online, text, ID_RANGES, 0, ID_CPU_MAX, &why)) {
+		id_list_free(&online);
+		return 0;	/* a list this kernel spells otherwise: the filter still works */
+	}
+	for (size_t i = 0; i < o->cpus.n && !err; i++) {
+		if (!id_list_has(&online, o->cpus.v[i])) {
+			fprintf(stderr, "offcpu: --cpu: CPU %u does not exist or is offline (online: %s)\n",
+				o->cpus.v[i], text);
+			err = -1;
+		}
+	}
+	id_list_free(&online);
+	return err;
+}
+
+bool target_gone(const struct target *t)
+{
+	for (size_t i = 0; i < t->track.n; i++)
+		if (pid_exists(t->track.v[i]))
+			return false;
+	return true;
 }

@@ -28,4 +28,10 @@ void target_add_child(struct target *t, uint32_t pid);
 
 void target_free(struct target *t);
 
+/* -C: -1 after one line when a CPU asked for is not online. */
+int target_check_cpus(const struct offcpu_opts *o);
+
+/* Whether every tracked process (-p, -t) has exited. */
+bool target_gone(const struct target *t);
+
 #endif

@@ -32,13 +32,14 @@ libbpf_fuzz() {
 	fi
 	echo "-I$src/include/uapi -I$CACHE/toolchain/host/include $lib"
 }
-# Every source but main.c, compiled as the harnesses are, in one archive:
-# a harness links what it references, and whatever that references in turn,
-# so no list of sources can fall behind the code (fuzz_report once lacked
-# wakers.c and did not link).  Objects are rebuilt when older than their
-# source or any header.
+# Every source of the Makefile's SRCS but main.c, compiled as the harnesses
+# are, in one archive: a harness links what it references, and whatever that
+# references in turn, so no list of sources can fall behind the code
+# (fuzz_report once lacked wakers.c and did not link).  Objects are named by
+# path (record/wakers.c and report/wakers.c both exist) and rebuilt when
+# older than their source or any of HDRS.
 srclib() {
-	local lib=$OUT/src/libsrc.a c o hdr stale=()
+	local lib=$OUT/src/libsrc.a c o hdr srcs hdrs stale=() objs=()
 	mkdir -p "$OUT/src"
 	make -s -C "$ROOT" build/gen/proto/profile.pb-c.c || return 1
 	# What the Makefile defines for every build (loader.c, task_events.c).
@@ -46,19 +47,24 @@ srclib() {
 		-DOFFCPU_LIBBPF_VERSION=\"0.0\" -DOFFCPU_DWARF_DEFAULT=$(make -s -C "$ROOT" print-DWARF_DEFAULT)
 		-DOFFCPU_PERF_UREGS=$(make -s -C "$ROOT" print-PERF_UREGS)
 		-DOFFCPU_KUNWIND=$(k=$(make -s -C "$ROOT" print-KUNWIND); echo "${k:-0}")"
-	hdr=$(ls -t "$ROOT"/src/*/*.h "$ROOT"/bpf/*.h "$ROOT/build/gen/proto/profile.pb-c.h" | head -n 1)
-	for c in "$ROOT"/src/*.c "$ROOT"/src/*/*.c "$ROOT/build/gen/proto/profile.pb-c.c"; do
-		[ "$(basename "$c")" = main.c ] && continue
-		o=$OUT/src/$(basename "$c" .c).o
-		[ "$o" -nt "$c" ] && [ "$o" -nt "$hdr" ] || stale+=("$c")
+	srcs=$(make -s -C "$ROOT" print-SRCS) && hdrs=$(make -s -C "$ROOT" print-HDRS) || return 1
+	hdr=$(cd "$ROOT" && ls -t $hdrs build/gen/proto/profile.pb-c.h | head -n 1)
+	for c in $srcs build/gen/proto/profile.pb-c.c; do
+		[ "$c" = src/main.c ] && continue
+		o=$OUT/src/$(echo "${c%.c}" | tr / _).o
+		objs+=("$o")
+		[ "$o" -nt "$ROOT/$c" ] && [ "$o" -nt "$ROOT/$hdr" ] || stale+=("$ROOT/$c $o")
 	done
-	if [ ${#stale[@]} -gt 0 ] || [ ! -f "$lib" ]; then
-		printf '%s\n' "${stale[@]}" | xargs -r -P "$(nproc)" -I{} sh -c \
-			'clang $1 -I"$2/build/gen/proto" -I"$3/toolchain/host/include" -I"$3/toolchain/host-sym/include" -I"$3/toolchain/host-pb/include" -c "$4" -o "$5/$(basename "$4" .c).o"' \
-			sh "${CFLAGS/fuzzer,/fuzzer-no-link,} $defs" "$ROOT" "$CACHE" {} "$OUT/src" >"$OUT/src.log" 2>&1 ||
+	# A source added to or gone from SRCS changes the archive too.
+	if [ ${#stale[@]} -gt 0 ] || [ ! -f "$lib" ] ||
+		! printf '%s\n' "${objs[@]}" | cmp -s - "$lib.members"; then
+		printf '%s\n' "${stale[@]}" | xargs -r -P "$(nproc)" -L 1 sh -c \
+			'clang $1 -I"$2/build/gen/proto" -I"$3/toolchain/host/include" -I"$3/toolchain/host-sym/include" -I"$3/toolchain/host-pb/include" -c "$4" -o "$5"' \
+			sh "${CFLAGS/fuzzer,/fuzzer-no-link,} $defs" "$ROOT" "$CACHE" >"$OUT/src.log" 2>&1 ||
 			{ echo "fuzz: cannot compile src/ (see $OUT/src.log)" >&2; return 1; }
 		rm -f "$lib"
-		ar rcs "$lib" "$OUT"/src/*.o || return 1
+		ar rcs "$lib" "${objs[@]}" || return 1
+		printf '%s\n' "${objs[@]}" >"$lib.members"
 	fi
 	echo "$lib"
 }
