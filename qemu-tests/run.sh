@@ -151,6 +151,13 @@ add_distro() {	# BOARD TREE
 	fi
 }
 
+# A guest frozen outright: no @@DONE, yet not even init's own watchdog
+# (wait_recording: a recording over RECORD_LIMIT gets a hang section) nor
+# the kernel (oops, lockup, panic) said a word until the timeout.  Seen once
+# on x86_64 5.10 as the first recording attached (2026-11-26): the lock-up
+# of the TCG class above, where the emulator, not the guest, stops.
+frozen() { ! grep -aqE '@@DONE|@@BEGIN hang|Oops|BUG:|panic|Call Trace|lockup' "$1"; }
+
 # The file itself, not tr | grep -q: with pipefail, an early match can kill
 # tr with SIGPIPE and turn the answer into "no" (the \r stays at line end).
 booted() { grep -q '@@BEGIN uname' "$1"; }
@@ -243,6 +250,9 @@ run_cell() {	# BOARD SUITE
 	# none before), likely the same class: perf's static keys patched back.
 	if [ "$verdict" != PASS ] && grep -aqE "$TCG_OOPS" "$dir/console.log"; then
 		reboot_cell oops "a guest $(grep -aoE -m1 "$TCG_OOPS" "$dir/console.log" | tr -d '\r') $(grep -a -m1 'RIP:' "$dir/console.log" | tr -d '\r' | sed 's/.*RIP: *//')"
+		IFS='|' read -r verdict variant btf stacks note <<< "$(check_cell "$board" "$dir")"
+	elif [ "$verdict" != PASS ] && frozen "$dir/console.log"; then
+		reboot_cell frozen "a guest frozen after: $(grep -a '^@@' "$dir/console.log" | tail -n 1 | tr -d '\r')"
 		IFS='|' read -r verdict variant btf stacks note <<< "$(check_cell "$board" "$dir")"
 	fi
 	secs=$(( $(date +%s) - start ))
