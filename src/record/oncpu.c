@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -255,12 +254,7 @@ void oncpu_free(struct oncpu *on)
 {
 	if (!on)
 		return;
-	for (int i = 0; on->fds && i < on->ncpus; i++) {
-		if (on->rings && on->rings[i])
-			munmap(on->rings[i], on->ring_bytes);
-		if (on->fds[i] >= 0)
-			close(on->fds[i]);
-	}
+	perf_events_close(on->fds, on->rings, on->ring_bytes, on->ncpus);
 	free(on->scratch);
 	free(on->rewritten);
 	free(on->ips);

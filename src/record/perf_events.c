@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "format/perf_records.h"
 #include "record/perf_events.h"
@@ -74,4 +75,14 @@ void perf_events_describe(struct pd_writer *w, const char *name, const struct pe
 			out[n++] = ids[i];
 	pd_add_event(w, name, a, out, n);
 	free(out);
+}
+
+void perf_events_close(const int *fds, void *const *rings, size_t bytes, int ncpus)
+{
+	for (int i = 0; fds && i < ncpus; i++) {
+		if (rings && rings[i])
+			munmap(rings[i], bytes);
+		if (fds[i] >= 0)
+			close(fds[i]);
+	}
 }

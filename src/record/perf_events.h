@@ -37,4 +37,7 @@ uint64_t perf_ring_read(struct perf_event_mmap_page *meta, void *scratch,
 void perf_events_describe(struct pd_writer *w, const char *name, const struct perf_event_attr *a,
 			  const int *fds, const uint64_t *ids, int ncpus);
 
+/* Unmaps and closes NCPUS events FDS (-1: none; NULL: not allocated) and their RINGS of BYTES. */
+void perf_events_close(const int *fds, void *const *rings, size_t bytes, int ncpus);
+
 #endif

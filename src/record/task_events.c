@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -237,6 +236,8 @@ static int alloc_cpus(struct task_events *te)
 	te->scratch = malloc(65536);
 	if (!te->fds || !te->rings || !te->dummy_ids || !te->scratch)
 		return -1;
+	for (int i = 0; i < te->ncpus; i++)
+		te->fds[i] = -1;
 	return 0;
 }
 
@@ -317,12 +318,7 @@ void task_events_free(struct task_events *te)
 {
 	if (!te)
 		return;
-	for (int i = 0; te->fds && i < te->ncpus; i++) {
-		if (te->rings && te->rings[i])
-			munmap(te->rings[i], te->ring_bytes);
-		if (te->fds[i] > 0)
-			close(te->fds[i]);
-	}
+	perf_events_close(te->fds, te->rings, te->ring_bytes, te->ncpus);
 	u32_set_free(&te->pids);
 	u32_map_free(&te->born, NULL);
 	ordered_free(&te->batch);
