@@ -84,14 +84,6 @@ struct perf_record_fork {
 	uint64_t time;
 };
 
-/* The first fields of a sample of sample_type IDENTIFIER|IP|TID|TIME|... */
-struct perf_record_sample_head {
-	struct perf_event_header header;
-	uint64_t id, ip;
-	uint32_t pid, tid;
-	uint64_t time;
-};
-
 /*
  * One entry of the BUILD_ID feature section (perf's
  * perf_record_header_build_id), then its file name, NUL-padded.

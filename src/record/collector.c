@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The recording's data path, orchestrated: BPF records (ring buffer and the
- * drained sums map) become samples (stacks, sample_writer), task events come
- * from their own rings (task_events), and everything leaves in time order
+ * drained sums map) become samples (stacks, sample_writer), task events and
+ * -F's on-CPU samples come from their own rings (task_events, oncpu), and
+ * everything leaves in time order
  * (ordered) for the perf.data writer.
  */
 #include <errno.h>
@@ -22,6 +23,7 @@
 #include "lib/hashset.h"
 #include "record/live_tasks.h"
 #include "record/mapped_files.h"
+#include "record/oncpu.h"
 #include "record/ordered.h"
 #include "record/synthesis.h"
 #include "record/sample_writer.h"
@@ -41,6 +43,7 @@ struct collector {
 	struct loader *ld;
 	const struct offcpu_opts *o;
 	struct task_events *te;
+	struct oncpu *on;	/* -F, else NULL */
 	struct ring_buffer *rb;
 	struct ordered_events q;
 	uint64_t last_drain;
@@ -583,6 +586,27 @@ static struct mapped_files *open_mapped_files(const struct offcpu_opts *o)
 	return mapped_files_new(dir);
 }
 
+/*
+ * The task events, and -F's sampler, whose samples they read (with dwarf,
+ * its user stacks unwound by the stacks' unwinder).
+ */
+static int open_events(struct collector *c, const uint32_t *pids, size_t nr_pids)
+{
+	const struct oncpu_unwind uw = { stacks_unwind_regs, c->stacks, c->o->copy_bytes };
+	int ncpus = libbpf_num_possible_cpus();
+
+	c->te = task_events_open(c->o, ncpus, pids, nr_pids);
+	if (!c->te)
+		return -1;
+	if (!c->o->freq)
+		return 0;
+	c->on = oncpu_open(c->o, ncpus, task_events_fds(c->te), c->ld->dwarf ? &uw : NULL);
+	if (!c->on)
+		return -1;
+	task_events_add_oncpu(c->te, c->on);
+	return 0;
+}
+
 struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 				  const struct offcpu_opts *o,
 				  const uint32_t *pids, size_t nr_pids)
@@ -610,10 +634,7 @@ struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 		goto nomem;
 	if (o->wakers && !(c->wakers = wakers_new(c->stacks, ld->max_stack)))
 		goto nomem;
-	c->te = task_events_open(o, libbpf_num_possible_cpus(), pids, nr_pids,
-				 ld->dwarf ? &(struct task_events_unwind){ stacks_unwind_regs, c->stacks,
-									   o->copy_bytes } : NULL);
-	if (!c->te)
+	if (open_events(c, pids, nr_pids))
 		goto fail;
 	c->rb = ring_buffer__new(ld->events_fd, on_event, c, NULL);
 	if (!c->rb) {
@@ -634,7 +655,8 @@ void collector_sample(struct collector *c)
 {
 	c->file_start = mono_ns();	/* the first file's window starts with the recording */
 	c->fl_after = c->file_start;
-	task_events_sample(c->te);
+	if (c->on)
+		oncpu_start(c->on);
 }
 
 static void read_all(struct collector *c)
@@ -743,6 +765,8 @@ static void describe_file(struct collector *c)
 	if (c->file.blocked_threads)
 		pd_add_event(c->w, "offcpu-blocked", &a, &blocked_id, 1);
 	task_events_describe(c->te, c->w);
+	if (c->on)
+		oncpu_describe(c->on, c->w);
 	add_build_ids(c);
 	c->file.bytes = pd_data_size(c->w);
 	c->st.bytes += c->file.bytes;
@@ -884,7 +908,8 @@ int collector_flight_dump(struct collector *c, struct pd_writer *w, struct colle
 void collector_end(struct collector *c)
 {
 	c->end = mono_ns();
-	task_events_sample_stop(c->te);
+	if (c->on)
+		oncpu_stop(c->on);
 }
 
 int collector_finish(struct collector *c, struct collector_stats *st)
@@ -926,7 +951,7 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 		describe_file(c);
 	mapped_files_summary(c->files, stderr, c->o->verbose);
 	c->st.lost_task_events = task_events_lost(c->te);
-	c->st.lost_oncpu = task_events_lost_samples(c->te);
+	c->st.lost_oncpu = c->on ? oncpu_lost(c->on) : 0;
 	/* The flight recorder's are in a file only if one is written now (-v says). */
 	if (!c->fl.buf) {
 		c->st.blocked_threads = c->file.blocked_threads;
@@ -946,6 +971,7 @@ void collector_free(struct collector *c)
 	if (!c)
 		return;
 	ring_buffer__free(c->rb);
+	oncpu_free(c->on);
 	task_events_free(c->te);
 	ordered_free(&c->q);
 	wakers_free(c->wakers);

@@ -2,8 +2,8 @@
 /* PERF_RECORD_SAMPLEs of offcpu-time, one field per sample_type bit. */
 #include <string.h>
 
+#include "record/perf_events.h"
 #include "record/sample_writer.h"
-#include "record/task_events.h"
 
 void offcpu_event_attr(struct perf_event_attr *a, const struct offcpu_opts *o)
 {

@@ -72,8 +72,8 @@ void stacks_forget_pid(struct stacks *s, uint32_t pid);
 /*
  * --call-graph dwarf for a -F sample: REGS (pc, sp, frame pointer, link
  * register) and LEN bytes of stack from sp, copied by the kernel, unwound
- * into IP (at most MAX frames); 0 without an unwinder.  A task_events
- * unwind callback (CTX: the stacks).
+ * into IP (at most MAX frames); 0 without an unwinder.  The on-CPU
+ * sampler's unwind callback (oncpu.h; CTX: the stacks).
  */
 uint32_t stacks_unwind_regs(void *ctx, uint32_t pid, uint32_t tid, const uint64_t regs[4],
 			    const uint8_t *stack, uint32_t len, bool ends_stack, uint64_t *ip,

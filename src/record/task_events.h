@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Task events: one dummy perf event per CPU reporting COMM, MMAP2, FORK and
- * EXIT (and, with -F, the cpu-clock samples sent into the same rings), the
- * records synthesized from /proc for what already runs, and the -p/-t/command
- * filter that follows forks.
+ * EXIT, the records synthesized from /proc for what already runs, and the
+ * -p/-t/command filter that follows forks.  With -F the on-CPU sampler's
+ * samples (oncpu.h) are read here too, through the filter, in the same
+ * time order.
  */
 #ifndef OFFCPU_TASK_EVENTS_H
 #define OFFCPU_TASK_EVENTS_H
@@ -16,36 +17,21 @@
 #include "format/perf_data.h"
 #include "record/synthesis.h"
 
+struct oncpu;
 struct task_events;
 
 /*
- * Every event of the file: software, sample ids, CLOCK_MONOTONIC like BPF.
- */
-void sw_event_attr(struct perf_event_attr *a, uint64_t config, uint64_t sample_type);
-
-/*
- * --call-graph dwarf for the -F samples: the kernel copies each sample's user
- * registers and COPY_BYTES of its stack (perf's REGS_USER and STACK_USER),
- * FN unwinds them into IP (at most MAX frames, innermost first; ENDS_STACK:
- * the copy stopped where the stack ends), and the file gets the callchain.
- */
-typedef uint32_t (*uregs_unwind_fn)(void *ctx, uint32_t pid, uint32_t tid,
-				    const uint64_t regs[4], const uint8_t *stack, uint32_t len,
-				    bool ends_stack, uint64_t *ip, uint32_t max);
-struct task_events_unwind {
-	uregs_unwind_fn fn;
-	void *ctx;
-	uint32_t copy_bytes;
-};
-
-/*
  * Opens the events on NCPUS CPUs.  PIDS are the tgids tracked (none: the
- * whole system).  UW: NULL, or how the -F samples' user stacks are unwound
- * (copied above).  Returns NULL after printing a one-line error.
+ * whole system).  Returns NULL after printing a one-line error.
  */
 struct task_events *task_events_open(const struct offcpu_opts *o, int ncpus,
-				     const uint32_t *pids, size_t nr_pids,
-				     const struct task_events_unwind *uw);
+				     const uint32_t *pids, size_t nr_pids);
+
+/* The events by CPU (-1: not opened), for the sampler's to output into. */
+const int *task_events_fds(const struct task_events *te);
+
+/* -F: ON's samples are read with the task events from now on (ON outlives TE's reads). */
+void task_events_add_oncpu(struct task_events *te, struct oncpu *on);
 
 /* Records of the processes that already run (and the kernel's maps). */
 int task_events_synthesize(struct task_events *te, const uint32_t *pids, size_t nr_pids,
@@ -68,15 +54,9 @@ size_t task_events_followed(const struct task_events *te);
 
 /* Records the rings overflowed (PERF_RECORD_LOST). */
 uint64_t task_events_lost(const struct task_events *te);
-/* -F: the on-CPU sampling starts (opened disabled). */
-void task_events_sample(struct task_events *te);
-/* The recording ended: samples of the wind-down would only fill the rings. */
-void task_events_sample_stop(struct task_events *te);
-/* -F samples their own rings lost (dwarf: the rings of the stack copies). */
-uint64_t task_events_lost_samples(const struct task_events *te);
 
-/* Declares dummy:u (and cpu-clock) with the ids of the CPUs that had them. */
-void task_events_describe(struct task_events *te, struct pd_writer *w);
+/* Declares dummy:u with the ids of the CPUs that had it. */
+void task_events_describe(const struct task_events *te, struct pd_writer *w);
 
 void task_events_free(struct task_events *te);
 

@@ -17,6 +17,7 @@
 #include "lib/clock.h"
 #include "lib/hashset.h"
 #include "lib/procfs.h"
+#include "lib/procmaps.h"
 #include "unwind/ktables.h"
 #include "unwind/unwind.h"
 
@@ -623,6 +624,39 @@ static void add_parts(struct ktables *k, uint32_t pid, const struct proc_map *m,
 	}
 }
 
+/* read_kproc's state along /proc/PID/maps. */
+struct kproc_read {
+	struct ktables *k;
+	uint32_t pid;
+	struct offcpu_kproc *p;
+	const struct offcpu_kwant *want;
+	const uint64_t *pcs;
+	uint32_t n;
+};
+
+/* One line of the maps: an executable file mapping kept, its rows wanted; 1 when P is full. */
+static int kproc_map(void *ctx, const struct proc_map *m)
+{
+	struct kproc_read *r = ctx;
+	struct offcpu_kproc *p = r->p;
+	struct kt_file *f;
+
+	if (!(m->prot & 4) || m->file[0] != '/')
+		return 0;
+	f = file_of(r->k, r->pid, m);
+	if (!f)
+		return 0;
+	if (!f->parts && !f->n && (names(r->want, f) || holds_pc(m, r->pcs, r->n)) &&
+	    !part_large(r->k, f, r->pid, m))
+		want_rows(r->k, f, r->pid, m);
+	/* /proc/PID/maps is sorted: so are the mappings kept. */
+	if (!f->parts && f->id && kmap_of(f, m, &p->maps[p->n]))
+		p->n++;
+	else if (f->parts)
+		add_parts(r->k, r->pid, m, f, p, r->want, r->pcs, r->n);
+	return p->n >= OFFCPU_KMAPS;
+}
+
 /*
  * PID's executable file mappings into P; the rows loaded of the file WANT
  * (slot) and of the files the pcs PCS (N) lie in.
@@ -630,34 +664,12 @@ static void add_parts(struct ktables *k, uint32_t pid, const struct proc_map *m,
 static int read_kproc(struct ktables *k, uint32_t pid, struct offcpu_kproc *p,
 		      const struct offcpu_kwant *want, const uint64_t *pcs, uint32_t n)
 {
-	char path[64], line[PROC_MAPS_LINE];
-	struct proc_map m;
-	FILE *fp;
+	struct kproc_read r = { k, pid, p, want, pcs, n };
 
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	fp = fopen(path, "r");
-	if (!fp)
+	/* Pid 0 would be this process to proc_maps_read: no user mappings to load. */
+	if (!pid)
 		return -1;
-	while (p->n < OFFCPU_KMAPS && fgets(line, sizeof(line), fp)) {
-		struct kt_file *f;
-
-		line[strcspn(line, "\n")] = 0;
-		if (proc_parse_maps_line(line, &m) || !(m.prot & 4) || m.file[0] != '/')
-			continue;
-		f = file_of(k, pid, &m);
-		if (!f)
-			continue;
-		if (!f->parts && !f->n && (names(want, f) || holds_pc(&m, pcs, n)) &&
-		    !part_large(k, f, pid, &m))
-			want_rows(k, f, pid, &m);
-		/* /proc/PID/maps is sorted: so are the mappings kept. */
-		if (!f->parts && f->id && kmap_of(f, &m, &p->maps[p->n]))
-			p->n++;
-		else if (f->parts)
-			add_parts(k, pid, &m, f, p, want, pcs, n);
-	}
-	fclose(fp);
-	return 0;
+	return proc_maps_read(pid, kproc_map, &r) < 0 ? -1 : 0;
 }
 
 static void kt_proc_free(void *v)

@@ -42,7 +42,7 @@ srclib() {
 	local lib=$OUT/src/libsrc.a c o hdr srcs hdrs stale=() objs=()
 	mkdir -p "$OUT/src"
 	make -s -C "$ROOT" build/gen/proto/profile.pb-c.c || return 1
-	# What the Makefile defines for every build (loader.c, task_events.c).
+	# What the Makefile defines for every build (loader.c, oncpu.c).
 	defs="-DOFFCPU_VERSION=\"fuzz\" -DOFFCPU_TARGET=\"x86_64\" -DOFFCPU_LIBS=\"fuzz\"
 		-DOFFCPU_LIBBPF_VERSION=\"0.0\" -DOFFCPU_DWARF_DEFAULT=$(make -s -C "$ROOT" print-DWARF_DEFAULT)
 		-DOFFCPU_PERF_UREGS=$(make -s -C "$ROOT" print-PERF_UREGS)
