@@ -21,7 +21,8 @@
 /*
  * Names are copied into blocks that never move: entries read later must
  * not move the names of those a caller already holds.  (A realloc'd buffer
- * would, and the table grows while it is being looked up.)
+ * would, and the table grows while it is being looked up.  glibc's obstack
+ * is this; musl has none, and a per-name malloc costs 120,000 calls.)
  */
 #define NAME_BLOCK	65536
 
