@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Kernel symbols, read once.  The names live in one buffer (a kernel has
- * some 100,000 to 250,000 of them); entries stay in the file's order, so
- * that "the first one in the file" stays what every former reader meant.
- * Lookups are linear, on purpose: the table serves a few of them (the
- * recorder's ranges, about 20), and sorting it cost more than they do
- * (seconds in an emulated guest, where the recorder stalled); the report
- * builds its own sorted symbol table from the entries.
+ * Kernel symbols, read once.  Entries stay in the file's order, so that
+ * "the first one in the file" stays what every former reader meant, and the
+ * file is read only as far as the lookups so far needed: the recorder asks
+ * for _text at start-up and for ranges at its first kernel stack, from one
+ * open of /proc/kallsyms.  Lookups are linear, on purpose: the table serves
+ * a few of them (the recorder's ranges, about 20), and sorting it cost more
+ * than they do (seconds in an emulated guest, where the recorder stalled);
+ * the report builds its own sorted symbol table from the entries.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -17,88 +18,135 @@
 #include "lib/ksyms.h"
 #include "lib/procfs.h"
 
+/*
+ * Names are copied into blocks that never move: entries read later must
+ * not move the names of those a caller already holds.  (A realloc'd buffer
+ * would, and the table grows while it is being looked up.  glibc's obstack
+ * is this; musl has none, and a per-name malloc costs 120,000 calls.)
+ */
+#define NAME_BLOCK	65536
+
+struct name_block {
+	struct name_block *next;
+	size_t used;
+	char buf[NAME_BLOCK];
+};
+
 struct ksyms {
 	struct ksym *v;		/* in the file's order */
 	size_t n, cap;
-	char *names;		/* NUL-separated, v[i].name points in */
-	size_t names_len, names_cap;
+	struct name_block *names;	/* the newest first */
+	FILE *rest;		/* not read to its end yet, or NULL */
+	bool failed;		/* out of memory: the table is short */
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
+static int grow(struct ksyms *ks)
 {
-	size_t c = *cap ? *cap : 4096;
-	void *n;
+	size_t c = ks->cap ? ks->cap * 2 : 4096;
+	struct ksym *v;
 
-	if (need <= *cap)
+	if (ks->n < ks->cap)
 		return 0;
-	while (c < need)
-		c *= 2;
-	n = realloc(*p, c * size);
-	if (!n)
+	if (c > SIZE_MAX / 2 / sizeof(*v))
 		return -1;
-	*p = n;
-	*cap = c;
+	v = realloc(ks->v, c * sizeof(*v));
+	if (!v)
+		return -1;
+	ks->v = v;
+	ks->cap = c;
 	return 0;
 }
 
-/* Names are kept as offsets until the buffer stops moving (ksyms_index). */
-static int add(struct ksyms *ks, uint64_t addr, char type, const char *name)
+/* NAME (at most PROC_SYM_MAX with its NUL) kept for the table's life. */
+static const char *keep_name(struct ksyms *ks, const char *name)
 {
 	size_t len = strlen(name) + 1;
+	struct name_block *b = ks->names;
+	char *p;
 
-	if (ks->n >= UINT32_MAX - 1 ||
-	    grow((void **)&ks->v, &ks->cap, ks->n + 1, sizeof(*ks->v)) ||
-	    grow((void **)&ks->names, &ks->names_cap, ks->names_len + len, 1))
+	if (!b || sizeof(b->buf) - b->used < len) {
+		b = malloc(sizeof(*b));
+		if (!b)
+			return NULL;
+		b->next = ks->names;
+		b->used = 0;
+		ks->names = b;
+	}
+	p = memcpy(b->buf + b->used, name, len);
+	b->used += len;
+	return p;
+}
+
+static int add(struct ksyms *ks, const struct ksym *k)
+{
+	const char *name;
+
+	if (grow(ks) || !(name = keep_name(ks, k->name)))
 		return -1;
-	memcpy(ks->names + ks->names_len, name, len);
-	ks->v[ks->n++] = (struct ksym){ addr, (const char *)(uintptr_t)ks->names_len, type };
-	ks->names_len += len;
+	ks->v[ks->n++] = (struct ksym){ k->addr, name, k->type };
 	return 0;
 }
 
-/* The names' buffer stopped moving: offsets become pointers. */
-static void fix_names(struct ksyms *ks)
+/*
+ * The next symbol of F into K (its name in SYM, PROC_SYM_MAX): 1, or 0 at
+ * the end.  Lines that do not parse are skipped.
+ */
+static int next_line(FILE *f, struct ksym *k, char *sym)
 {
-	for (size_t i = 0; i < ks->n; i++)
-		ks->v[i].name = ks->names + (uintptr_t)ks->v[i].name;
-}
+	char line[PROC_KSYMS_LINE];
 
-/* The one reading loop: FN on each symbol of F until it returns non-zero. */
-static int each_line(FILE *f, int (*fn)(void *ctx, const struct ksym *k), void *ctx)
-{
-	char line[PROC_KSYMS_LINE], sym[PROC_SYM_MAX], type;
-	struct ksym k = { .name = sym };
-	int ret = 0;
-
-	while (!ret && fgets(line, sizeof(line), f)) {
+	k->name = sym;
+	while (fgets(line, sizeof(line), f)) {
 		/* The rest of a line longer than the buffer is not a line. */
 		bool whole = strchr(line, '\n') || feof(f);
+		bool ok = !proc_parse_kallsyms_line(line, &k->addr, &k->type, sym);
 
-		if (!proc_parse_kallsyms_line(line, &k.addr, &type, sym)) {
-			k.type = type;
-			ret = fn(ctx, &k);
-		}
 		while (!whole && fgets(line, sizeof(line), f))
 			whole = strchr(line, '\n');
+		if (ok)
+			return 1;
 	}
-	return ret;
+	return 0;
 }
 
-static int add_line(void *ctx, const struct ksym *k)
+static void close_rest(struct ksyms *ks)
 {
-	return add(ctx, k->addr, k->type, k->name);
+	if (ks->rest)
+		fclose(ks->rest);
+	ks->rest = NULL;
 }
 
-struct ksyms *ksyms_read(FILE *f)
+/*
+ * Read on (the one reading loop) up to the first symbol named STOP, or to
+ * the end when STOP is NULL: its entry, or NULL.
+ */
+static const struct ksym *read_on(struct ksyms *ks, const char *stop)
+{
+	char sym[PROC_SYM_MAX];
+	struct ksym k;
+
+	while (ks->rest && next_line(ks->rest, &k, sym)) {
+		if (add(ks, &k)) {
+			ks->failed = true;
+			break;
+		}
+		if (stop && !strcmp(sym, stop))
+			return &ks->v[ks->n - 1];
+	}
+	close_rest(ks);
+	return NULL;
+}
+
+struct ksyms *ksyms_stream(FILE *f)
 {
 	struct ksyms *ks = calloc(1, sizeof(*ks));
 
-	if (ks && !each_line(f, add_line, ks)) {
-		fix_names(ks);
-		return ks;
+	if (!ks) {
+		fclose(f);
+		return NULL;
 	}
-	ksyms_free(ks);
-	return NULL;
+	ks->rest = f;
+	return ks;
 }
 
 /*
@@ -126,88 +174,103 @@ static FILE *open_kallsyms(const char *path)
 	return f;
 }
 
-struct ksyms *ksyms_load(const char *path)
+struct ksyms *ksyms_open(const char *path)
 {
 	FILE *f = open_kallsyms(path);
-	struct ksyms *ks;
 
-	if (!f)
-		return NULL;
-	ks = ksyms_read(f);
-	fclose(f);
-	return ks;
+	return f ? ksyms_stream(f) : NULL;
 }
 
-int ksyms_each(const char *path, int (*fn)(void *ctx, const struct ksym *k), void *ctx)
+int ksyms_find(struct ksyms *ks, const char *name, uint64_t *addr)
 {
-	FILE *f = open_kallsyms(path);
-	int ret;
+	const struct ksym *k = ksyms_by_name(ks, name);
 
-	if (!f)
+	if (!k && ks)
+		k = read_on(ks, name);
+	*addr = k ? k->addr : 0;
+	return k ? 0 : -1;
+}
+
+int ksyms_finish(struct ksyms *ks)
+{
+	if (!ks)
 		return -1;
-	ret = each_line(f, fn, ctx);
-	fclose(f);
-	return ret;
+	read_on(ks, NULL);
+	return ks->failed ? -1 : 0;
+}
+
+struct ksyms *ksyms_load(const char *path)
+{
+	struct ksyms *ks = ksyms_open(path);
+
+	if (ksyms_finish(ks)) {
+		ksyms_free(ks);
+		return NULL;
+	}
+	return ks;
 }
 
 void ksyms_free(struct ksyms *ks)
 {
+	struct name_block *b;
+
 	if (!ks)
 		return;
+	close_rest(ks);
+	while ((b = ks->names)) {
+		ks->names = b->next;
+		free(b);
+	}
 	free(ks->v);
-	free(ks->names);
 	free(ks);
 }
 
 static struct ksyms *running;
-static bool running_tried;
+static bool running_opened;
 
-const struct ksyms *ksyms_running(void)
+/* The running kernel's table, as far as it was read. */
+static struct ksyms *running_table(void)
 {
-	if (!running_tried) {
-		running_tried = true;
-		running = ksyms_load("/proc/kallsyms");
+	if (!running_opened) {
+		running_opened = true;
+		running = ksyms_open("/proc/kallsyms");
 	}
 	return running;
 }
 
-struct first {
-	const char *name;
-	uint64_t addr;
-};
-
-static int is_first(void *ctx, const struct ksym *k)
+const struct ksyms *ksyms_running(void)
 {
-	struct first *want = ctx;
+	struct ksyms *ks = running_table();
 
-	if (strcmp(k->name, want->name))
-		return 0;
-	want->addr = k->addr;
-	return 1;
+	if (ks && ksyms_finish(ks)) {
+		ksyms_free(ks);
+		running = NULL;
+	}
+	return running;
 }
 
 int ksyms_running_find(const char *name, uint64_t *addr)
 {
-	struct first want = { name, 0 };
-	const struct ksym *k;
+	return ksyms_find(running_table(), name, addr);
+}
 
-	if (running_tried) {
-		k = ksyms_by_name(running, name);
-		*addr = k ? k->addr : 0;
-		return k ? 0 : -1;
-	}
-	*addr = 0;
-	if (ksyms_each("/proc/kallsyms", is_first, &want) != 1)
-		return -1;
-	*addr = want.addr;
-	return 0;
+bool ksyms_running_has(const char *name)
+{
+	uint64_t addr;
+
+	return !ksyms_running_find(name, &addr);
+}
+
+int ksyms_running_range(const char *name, uint64_t *lo, uint64_t *hi)
+{
+	return ksyms_range(ksyms_running(), name, lo, hi);
 }
 
 void ksyms_running_free(void)
 {
 	ksyms_free(running);
 	running = NULL;
-	running_tried = false;
+	running_opened = false;
 }
 
 size_t ksyms_count(const struct ksyms *ks)

@@ -2,10 +2,11 @@
 /*
  * Kernel symbols (a kallsyms file), read once and looked up by address, by
  * name and by range (libbpf-tools' trace_helpers.c ksyms, without its sort:
- * lookups here are few and linear, see ksyms.c).  The one
- * reader of /proc/kallsyms: the recorder's probe, synthesis, waker and stack
- * cutting share the running kernel's table (ksyms_running), the report
- * loads the file that matches the recording.
+ * lookups here are few and linear, see ksyms.c).  The one reader of
+ * /proc/kallsyms: the recorder's probe, synthesis, waker and stack cutting
+ * share the running kernel's table (ksyms_running*), opened once and read
+ * only as far as their questions need; the report loads the file that
+ * matches the recording.
  */
 #ifndef OFFCPU_KSYMS_H
 #define OFFCPU_KSYMS_H
@@ -25,31 +26,42 @@ struct ksyms;
 
 /*
  * The symbols of the kallsyms file PATH (a regular file, or one under /proc/,
- * whose size reads 0), or NULL when it cannot be read.
+ * whose size reads 0), read as lookups need them: ksyms_find reads up to
+ * its name, ksyms_finish the rest.  NULL when PATH cannot be opened.
  */
+struct ksyms *ksyms_open(const char *path);
+/* The same from F, an open kallsyms text the table then owns (closes). */
+struct ksyms *ksyms_stream(FILE *f);
+/*
+ * The first symbol named NAME (*ADDR 0: hidden), reading on only as far as
+ * it: 0, or -1 when not listed (or KS is NULL, or out of memory before it).
+ */
+int ksyms_find(struct ksyms *ks, const char *name, uint64_t *addr);
+/* Read the rest of the file: 0, or -1 (no table or out of memory). */
+int ksyms_finish(struct ksyms *ks);
+/* ksyms_open and ksyms_finish: the whole file, or NULL. */
 struct ksyms *ksyms_load(const char *path);
-/* The symbols of an open kallsyms text (pure: fuzzed in tests/fuzz/fuzz_proc.c). */
-struct ksyms *ksyms_read(FILE *f);
 void ksyms_free(struct ksyms *ks);
 
 /*
- * FN on each symbol of the kallsyms file PATH, in the file's order, until it
- * returns non-zero, which is returned (K and its name last only for the
- * call).  -1 when the file cannot be read.
+ * The running kernel's /proc/kallsyms, opened at the first of these calls
+ * and never again.  ksyms_running_find and _has read only up to NAME: what
+ * start-up asks (_text, on the first lines) costs no whole read (the kernel
+ * formats 120,000 symbols in 50 to 150 ms, seconds in an emulated guest);
+ * the whole table, and a range, wait for the first caller that needs it.
  */
-int ksyms_each(const char *path, int (*fn)(void *ctx, const struct ksym *k), void *ctx);
-
-/* The running kernel's /proc/kallsyms, read on first use (NULL: unreadable). */
-const struct ksyms *ksyms_running(void);
-/*
- * NAME's first address in the running kernel's table (0: hidden); -1 when
- * not listed.  From the table once read, else read only up to NAME: what
- * start-up asks (_text, on the first lines) costs no whole read (about
- * 150 ms for 120,000 symbols, the kernel formatting them).
- */
+const struct ksyms *ksyms_running(void);	/* NULL: unreadable */
 int ksyms_running_find(const char *name, uint64_t *addr);
+/* Whether NAME is listed (names are, even when addresses are hidden). */
+bool ksyms_running_has(const char *name);
+/* ksyms_range of NAME in the whole running table. */
+int ksyms_running_range(const char *name, uint64_t *lo, uint64_t *hi);
 void ksyms_running_free(void);
 
+/*
+ * The lookups below see the entries read so far: the whole file after
+ * ksyms_load, ksyms_finish or ksyms_running.
+ */
 /* Entries, in the file's order. */
 size_t ksyms_count(const struct ksyms *ks);
 const struct ksym *ksyms_at(const struct ksyms *ks, size_t i);

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Parsers of /proc and /proc/kallsyms, and the readers built on them. */
+/* Parsers of /proc and /proc/kallsyms lines, and a thread's process. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/ksyms.h"
 #include "lib/procfs.h"
 
 void proc_parse_comm(char *buf)
@@ -55,11 +54,6 @@ int proc_parse_kallsyms_line(const char *line, uint64_t *addr, char *type, char 
 	if (type)
 		*type = t;
 	return 0;
-}
-
-int proc_kallsyms_range(const char *name, uint64_t *lo, uint64_t *hi)
-{
-	return ksyms_range(ksyms_running(), name, lo, hi);
 }
 
 int proc_parse_status(const char *buf, const char *key, uint32_t *val)

@@ -1,19 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * /proc and /proc/kallsyms: the parsers of their lines, and the few readers
- * built on them (a thread's process, a kernel function's range).
+ * /proc and /proc/kallsyms: the parsers of their lines (lib/ksyms reads
+ * kallsyms with the one here), and a thread's process.
  */
 #ifndef OFFCPU_PROCFS_H
 #define OFFCPU_PROCFS_H
 
 #include <stdint.h>
-
-/*
- * [LO, HI) of kernel function NAME from /proc/kallsyms (HI: the next symbol),
- * ksyms_range on the running kernel's table (lib/ksyms.h, read once).
- * Returns -1 when hidden (kptr_restrict) or absent.
- */
-int proc_kallsyms_range(const char *name, uint64_t *lo, uint64_t *hi);
 
 /* The process a thread belongs to (Tgid of /proc/TID/status), 0 if gone. */
 uint32_t proc_tgid(uint32_t tid);

@@ -566,14 +566,6 @@ static int check_task_storage(struct probe *p, const char *variant)
 	return 0;
 }
 
-/* Whether /proc/kallsyms names NAME (names are listed even when addresses are hidden). */
-static bool kallsyms_has(const char *name)
-{
-	uint64_t addr;
-
-	return !ksyms_running_find(name, &addr);
-}
-
 /*
  * Where task_pt_regs() puts a task's user registers, for kernels without
  * bpf_task_pt_regs and for raw_tp: THREAD_SIZE and the padding above them,
@@ -594,7 +586,7 @@ static void probe_uregs(struct probe *p)
 		p->thread_size = 8192;
 		p->uregs_pad = 8;
 	} else if (!strcmp(p->machine, "x86_64") && p->kver >= KVER(6, 9, 0) &&
-		 kallsyms_has("asm_fred_entrypoint_user"))
+		 ksyms_running_has("asm_fred_entrypoint_user"))
 		p->uregs_pad = 16;
 }
 

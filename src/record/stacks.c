@@ -10,8 +10,8 @@
 
 #include "lib/clock.h"
 #include "lib/hashset.h"
+#include "lib/ksyms.h"
 #include "offcpu.h"
-#include "lib/procfs.h"
 #include "record/stacks.h"
 #include "unwind/unwind.h"
 
@@ -96,7 +96,7 @@ struct stacks {
 static uint32_t sched_skip(struct stacks *s, const uint64_t *ip, uint32_t n)
 {
 	if (!s->sched_known)
-		s->sched_known = proc_kallsyms_range("__schedule", &s->sched_lo,
+		s->sched_known = ksyms_running_range("__schedule", &s->sched_lo,
 						     &s->sched_hi) ? -1 : 1;
 	if (s->sched_known < 0)
 		return 0;

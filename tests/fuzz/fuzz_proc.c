@@ -96,20 +96,45 @@ static unsigned maps_file(const char *buf, size_t len)
 	return n;
 }
 
-/* The whole input as a kallsyms file, each lookup tried. */
-static unsigned kallsyms_file(const char *buf, size_t len)
+/* The input as a kallsyms file, read up to FIRST's name (if any), then whole. */
+static struct ksyms *kallsyms_table(const char *buf, size_t len, const char *first)
 {
 	FILE *f = fmemopen((void *)buf, len, "r");
-	struct ksyms *ks;
-	const struct ksym *k;
+	struct ksyms *ks = f ? ksyms_stream(f) : NULL;	/* owns F now */
+	uint64_t addr;
+
+	if (first && !ksyms_find(ks, first, &addr) &&
+	    (!ksyms_count(ks) || strcmp(ksyms_at(ks, ksyms_count(ks) - 1)->name, first)))
+		abort();	/* found, yet not where the reading stopped */
+	if (ksyms_finish(ks)) {
+		ksyms_free(ks);
+		return NULL;
+	}
+	return ks;
+}
+
+/*
+ * The whole input as a kallsyms file, each lookup tried; read up to a name
+ * first, as the recorder does, it must hold what one whole read holds.
+ */
+static unsigned kallsyms_file(const char *buf, size_t len)
+{
+	struct ksyms *ks, *whole;
+	const struct ksym *k, *w;
 	uint64_t lo, hi;
 	unsigned sum = 0;
 
-	if (!f || !len)
-		goto out;
-	ks = ksyms_read(f);
+	if (!len)
+		return 0;
+	ks = kallsyms_table(buf, len, len > 20 ? buf + len - 8 : "_text");
+	whole = kallsyms_table(buf, len, NULL);
+	if (ksyms_count(ks) != ksyms_count(whole))
+		abort();
 	for (size_t i = 0; i < ksyms_count(ks); i++) {
 		k = ksyms_at(ks, i);
+		w = ksyms_at(whole, i);
+		if (k->addr != w->addr || k->type != w->type || strcmp(k->name, w->name))
+			abort();
 		sum += strlen(k->name);
 		if (ksyms_by_name(ks, k->name) && !ksyms_range(ks, k->name, &lo, &hi))
 			sum += hi > lo;
@@ -117,9 +142,7 @@ static unsigned kallsyms_file(const char *buf, size_t len)
 		sum += k ? (unsigned)k->type : 0;
 	}
 	ksyms_free(ks);
-out:
-	if (f)
-		fclose(f);
+	ksyms_free(whole);
 	return sum;
 }
 

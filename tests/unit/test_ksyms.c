@@ -4,8 +4,10 @@
  * address, by name and by range on a made-up file with the shapes real ones
  * have (modules after the core and out of order, one name twice, aliases at
  * one address, hidden addresses, an overlong line), and the running
- * kernel's own table when it can be read.  Prints PASS/FAIL lines.
+ * kernel's own table when it can be read; a table read only as far as
+ * the names asked for, from one open.  Prints PASS/FAIL lines.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,42 +124,84 @@ static void test_long_line(void)
 	free(t);
 }
 
-static int count_all(void *ctx, const struct ksym *k)
-{
-	(void)k;
-	++*(int *)ctx;
-	return 0;
-}
-
-static int count_to_schedule(void *ctx, const struct ksym *k)
-{
-	++*(int *)ctx;
-	return strcmp(k->name, "__schedule") ? 0 : 7;
-}
-
-/* The streaming reader stops where its function says, and says so. */
-static void test_each(void)
+/*
+ * An opened table reads only as far as the names asked for, answers from
+ * what it read, and ends holding what one whole read holds.
+ */
+static void test_find(void)
 {
 	char path[] = "/tmp/offcpu-ksyms.XXXXXX";
-	int n = 0, ret;
+	struct ksyms *ks, *whole;
+	uint64_t addr = 1;
+	size_t same = 0;
+	int ret;
 
 	if (write_temp(text, path)) {
-		CHECK("each", 0, "cannot write %s", path);
+		CHECK("find", 0, "cannot write %s", path);
 		return;
 	}
-	ret = ksyms_each(path, count_to_schedule, &n);
-	CHECK("each-stops", ret == 7 && n == 4, "returned %d after %d", ret, n);
-	n = 0;
-	CHECK("each-whole", ksyms_each(path, count_all, &n) == 0 &&
-	      n == 11, "%d symbols", n);
+	ks = ksyms_open(path);
+	whole = ksyms_load(path);
 	unlink(path);
+	/* (check's arguments are evaluated in no set order: find first.) */
+	ret = ksyms_find(ks, "__schedule", &addr);
+	CHECK("find-stops", ks && !ret && addr == 0xffffffff81000200 && ksyms_count(ks) == 4,
+	      "%d, %llx after %zu entries", ret, (unsigned long long)addr, ksyms_count(ks));
+	ret = ksyms_find(ks, "dup", &addr);
+	CHECK("find-read-part", !ret && addr == 0xffffffff81000100 && ksyms_count(ks) == 4,
+	      "%d, %llx after %zu entries", ret, (unsigned long long)addr, ksyms_count(ks));
+	ret = ksyms_find(ks, "mod_a_fn", &addr);
+	CHECK("find-on", !ret && addr == 0xffffffffc0001000 && ksyms_count(ks) == 9,
+	      "%d, %llx after %zu entries", ret, (unsigned long long)addr, ksyms_count(ks));
+	ret = ksyms_find(ks, "nope", &addr);
+	CHECK("find-absent", ret == -1 && !addr && ksyms_count(ks) == 11,
+	      "%d after %zu entries", ret, ksyms_count(ks));
+	ret = ksyms_find(NULL, "_text", &addr) + ksyms_finish(NULL);
+	CHECK("find-null", ret == -2, "%d", ret);
+	ret = ksyms_finish(ks);
+	CHECK("finish", !ret && ksyms_count(ks) == ksyms_count(whole),
+	      "%zu of %zu", ksyms_count(ks), ksyms_count(whole));
+	for (size_t i = 0; i < ksyms_count(ks) && i < ksyms_count(whole); i++) {
+		const struct ksym *a = ksyms_at(ks, i), *b = ksyms_at(whole, i);
+
+		same += a->addr == b->addr && a->type == b->type && !strcmp(a->name, b->name);
+	}
+	CHECK("find-then-finish-whole", same == ksyms_count(whole), "%zu of %zu the same",
+	      same, ksyms_count(whole));
+	ksyms_free(ks);
+	ksyms_free(whole);
 }
 
-static void test_files(void)
+/* Descriptors open on /proc/kallsyms in this process. */
+static int kallsyms_fds(void)
 {
-	uint64_t streamed = 1, loaded;
+	char link[64], target[64];
+	int n = 0;
+
+	for (int fd = 0; fd < 1024; fd++) {
+		ssize_t len;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		n += !strcmp(target, "/proc/kallsyms");
+	}
+	return n;
+}
+
+/* The running kernel's table: read once, from one open, as far as asked. */
+static void test_running(void)
+{
+	uint64_t streamed = 1, loaded = 1, lo = 0, hi = 0, lo2 = 0, hi2 = 0;
 	int found = ksyms_running_find("_text", &streamed);
+	int open_after_find = kallsyms_fds();
+	bool has = ksyms_running_has("schedule");
+	int open_after_has = kallsyms_fds();
 	const struct ksyms *run = ksyms_running();
+	const struct ksym *k;
+	int ret;
 
 	CHECK("load-not-regular", !ksyms_load("/dev/null") && !ksyms_load("/nonexistent"),
 	      "loaded");
@@ -165,14 +209,27 @@ static void test_files(void)
 		printf("SKIP running: /proc/kallsyms unreadable or without _text\n");
 		return;
 	}
+	/* One open, kept while the lookups so far did not need the end. */
+	CHECK("running-one-open", open_after_find == 1 && open_after_has == 1 && !kallsyms_fds(),
+	      "%d, %d, then %d open", open_after_find, open_after_has, kallsyms_fds());
 	CHECK("running-once", ksyms_running() == run, "read twice");
 	/* Read up to _text before the table, from the table after: the same. */
-	CHECK("running-find", !found && !ksyms_running_find("_text", &loaded) &&
-	      loaded == streamed && loaded == ksyms_by_name(run, "_text")->addr,
+	ret = ksyms_running_find("_text", &loaded);
+	CHECK("running-find", !found && !ret && loaded == streamed &&
+	      loaded == ksyms_by_name(run, "_text")->addr,
 	      "%llx, then %llx", (unsigned long long)streamed, (unsigned long long)loaded);
-	CHECK("running-find-absent", ksyms_running_find("no_such_symbol_x", &loaded) == -1,
+	ret = ksyms_running_find("no_such_symbol_x", &loaded);
+	CHECK("running-find-absent", ret == -1 && !ksyms_running_has("no_such_symbol_x"),
 	      "found");
-	CHECK("running-schedule", ksyms_by_name(run, "schedule") != NULL, "no schedule");
+	k = ksyms_by_name(run, "schedule");
+	CHECK("running-has", has && k, "no schedule");
+	ret = ksyms_running_range("schedule", &lo, &hi);
+	if (k && k->addr)
+		CHECK("running-range", !ret && !ksyms_range(run, "schedule", &lo2, &hi2) &&
+		      lo == lo2 && hi == hi2 && lo == k->addr && hi > lo,
+		      "%llx-%llx", (unsigned long long)lo, (unsigned long long)hi);
+	else
+		CHECK("running-range-hidden", ret == -1, "a range of hidden addresses");
 	ksyms_running_free();
 }
 
@@ -181,7 +238,7 @@ int main(void)
 	test_lookups();
 	test_hidden();
 	test_long_line();
-	test_each();
-	test_files();
+	test_find();
+	test_running();
 	return failures != 0;
 }
