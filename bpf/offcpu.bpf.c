@@ -482,10 +482,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 		s->waker.flags = 0;
 	/* prev is current here, so the stacks walked are prev's. */
 	if (cfg.dwarf && cfg.want_ustack) {
-		/* As in start_block: the block starts before the copy. */
-		*now = bpf_ktime_get_ns();
 		s->ustack = dwarf_stack_id(ctx, s, prev, pid, tid, tp_btf, false);
-		start_block_rest(ctx, s, pid, state, *now);
+		start_block_rest(ctx, s, pid, state, now);
 	} else {
 		start_block(ctx, s, pid, state, tp_btf && cfg.stack_cache ? user_key(prev) : 0, now);
 	}

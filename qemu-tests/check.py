@@ -175,11 +175,13 @@ def guest_tolerances(board, release):
 	while offcpu's per-thread totals matched ftrace's switch-out to
 	switch-in within 0.4 %.  The workloads now subtract perf's task
 	clock, which starts at the switch-in (tests/workload/blocker.c,
-	cpu_ns).  What remains: perf's task clock stops at perf's switch-out
-	hook, after the sched_switch tracepoint, so offcpu's own work there
-	(it starts a block before its stack walks, as perf's off_cpu.bpf.c
-	does), and any host time the vCPU loses in it, is the thread's CPU
-	time for the workload and off-CPU time for offcpu.  Without offcpu the
+	cpu_ns).  perf's task clock stops at perf's switch-out hook, after the
+	sched_switch tracepoint, so offcpu's own work there, and any host time
+	the vCPU loses in it, was the thread's CPU time for the workload and
+	off-CPU time for offcpu while a block started before its stack walks
+	(as perf's off_cpu.bpf.c does): riscv64 6.12 read +0.37 ms a call,
+	+7.3 %, in a raw_tp recording (every block a stack copy).  A block now
+	starts after its walks (bpf/offcpu_common.bpf.h).  Before that, without offcpu the
 	task clock matched ftrace's sched_switch within 20 us a call; with it,
 	20 runs alone (2026-11-26, host load 3-16 on 2 cores): the sum of
 	all threads -2.2 to +0.7 % (was +2.9 %); single functions mostly
