@@ -102,16 +102,16 @@ setup:
 	tests/fetch-perf510.sh
 
 toolchain: $(TC)/.done $(HOSTTC)/.done $(SYMTC)/.done $(HOSTSYMTC)/.done $(PBTC)/.done $(HOSTPBTC)/.done
-$(TC)/.done $(HOSTTC)/.done: toolchain/build.sh toolchain/versions.mk
+$(TC)/.done $(HOSTTC)/.done: toolchain/build.sh toolchain/common.sh toolchain/versions.mk
 	toolchain/build.sh $(patsubst $(CACHE)/toolchain/%/.done,%,$@)
 # touch: a current stamp older than a checkout of the script is not rebuilt.
-$(SYMTC)/.done: toolchain/symlibs.sh toolchain/symlibs.mk | $(TC)/.done
+$(SYMTC)/.done: toolchain/symlibs.sh toolchain/common.sh toolchain/symlibs.mk | $(TC)/.done
 	toolchain/symlibs.sh $(TARGET) && touch $@
-$(HOSTSYMTC)/.done: toolchain/symlibs.sh toolchain/symlibs.mk
+$(HOSTSYMTC)/.done: toolchain/symlibs.sh toolchain/common.sh toolchain/symlibs.mk
 	toolchain/symlibs.sh host && touch $@
-$(PBTC)/.done: toolchain/protobuf.sh toolchain/protobuf.mk | $(TC)/.done
+$(PBTC)/.done: toolchain/protobuf.sh toolchain/common.sh toolchain/protobuf.mk | $(TC)/.done
 	toolchain/protobuf.sh $(TARGET) && touch $@
-$(HOSTPBTC)/.done: toolchain/protobuf.sh toolchain/protobuf.mk
+$(HOSTPBTC)/.done: toolchain/protobuf.sh toolchain/common.sh toolchain/protobuf.mk
 	toolchain/protobuf.sh host && touch $@
 
 # pprof's profile.proto, encoded by protobuf-c (one generated source for all targets).

@@ -25,27 +25,20 @@ SRC=$CACHE/src
 JOBS=${JOBS:-$(nproc)}
 APT=$HERE/apt.sh
 
-# mk_var FILE NAME: NAME's value in a make fragment (NAME := value).
-mk_var() { awk -v k="$2" '$1 == k { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$1"; }
+LOG_NAME=toolchain
+. "$HERE/common.sh"
 ver() { mk_var "$HERE/versions.mk" "$1"; }
 ZLIB_VERSION=$(ver ZLIB_VERSION)
 ELFUTILS_VERSION=$(ver ELFUTILS_VERSION)
 LIBBPF_MIN_VERSION=$(ver LIBBPF_MIN_VERSION)
 LIBBPF_SUITES=$(ver LIBBPF_SUITES)
 MUSL_VERSION=$(ver MUSL_VERSION)
-board_var() { mk_var "$ROOT/board/$TARGET.mk" "$1"; }
-log() { echo "toolchain[$TARGET]: $*" >&2; }
-
-if [ "$TARGET" != host ] && [ ! -e "$ROOT/board/$TARGET.mk" ]; then
-	log "no board/$TARGET.mk"
-	exit 1
-fi
 
 # The stamp holds a digest of everything the output depends on, so a changed
 # version, script or board triple rebuilds on the next run (make setup).
 stamp() {
 	{
-		cat "$HERE/build.sh" "$HERE/versions.mk"
+		cat "$HERE/build.sh" "$HERE/common.sh" "$HERE/versions.mk"
 		[ "$TARGET" = host ] || { board_var TRIPLE; board_var DEB_ARCH; board_var MUSL_FROM; }
 	} | sha256sum | cut -d' ' -f1
 }
@@ -54,7 +47,8 @@ stamp() {
 current() {
 	[ "$(cat "$OUT/.done" 2>/dev/null)" = "$STAMP" ] || return 1
 	[ -n "$CHECK" ] && return 0
-	if [ "$HERE/build.sh" -nt "$OUT/.done" ] || [ "$HERE/versions.mk" -nt "$OUT/.done" ]; then
+	if [ "$HERE/build.sh" -nt "$OUT/.done" ] || [ "$HERE/common.sh" -nt "$OUT/.done" ] ||
+	   [ "$HERE/versions.mk" -nt "$OUT/.done" ]; then
 		touch "$OUT/.done"
 	fi
 }

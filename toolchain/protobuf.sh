@@ -23,14 +23,9 @@ SRC=$CACHE/src
 JOBS=${JOBS:-$(nproc)}
 
 VERSION=$(awk '$1 == "PROTOBUF_C_VERSION" { print $3 }' "$HERE/protobuf.mk")
-board_var() { awk -v k="$1" '$1 == k { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$ROOT/board/$TARGET.mk"; }
-log() { echo "protobuf[$TARGET]: $*" >&2; }
-
-if [ "$TARGET" != host ] && [ ! -e "$ROOT/board/$TARGET.mk" ]; then
-	log "no board/$TARGET.mk"
-	exit 1
-fi
-STAMP=$({ cat "$HERE/protobuf.sh" "$HERE/protobuf.mk"
+LOG_NAME=protobuf
+. "$HERE/common.sh"
+STAMP=$({ cat "$HERE/protobuf.sh" "$HERE/common.sh" "$HERE/protobuf.mk"
 	  [ "$TARGET" = host ] || board_var TRIPLE; } | sha256sum | cut -d' ' -f1)
 current() { [ "$(cat "$OUT/.done" 2>/dev/null)" = "$STAMP" ]; }
 current && exit 0

@@ -27,14 +27,9 @@ JOBS=${JOBS:-$(nproc)}
 ver() { awk -v k="$1" '$1 == k { print $3 }' "$HERE/symlibs.mk"; }
 LIBIBERTY_VERSION=$(ver LIBIBERTY_VERSION)
 XZ_VERSION=$(ver XZ_VERSION)
-board_var() { awk -v k="$1" '$1 == k { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$ROOT/board/$TARGET.mk"; }
-log() { echo "symlibs[$TARGET]: $*" >&2; }
-
-if [ "$TARGET" != host ] && [ ! -e "$ROOT/board/$TARGET.mk" ]; then
-	log "no board/$TARGET.mk"
-	exit 1
-fi
-STAMP=$({ cat "$HERE/symlibs.sh" "$HERE/symlibs.mk"
+LOG_NAME=symlibs
+. "$HERE/common.sh"
+STAMP=$({ cat "$HERE/symlibs.sh" "$HERE/common.sh" "$HERE/symlibs.mk"
 	  [ "$TARGET" = host ] || board_var TRIPLE; } | sha256sum | cut -d' ' -f1)
 current() { [ "$(cat "$OUT/.done" 2>/dev/null)" = "$STAMP" ]; }
 current && exit 0
