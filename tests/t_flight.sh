@@ -270,12 +270,12 @@ rc=$?
 # tables that follow threads are pruned as they exit, and the dwarf ids
 # as they leave the stack cache.  Before that fix: 10.7 MB after 1 min,
 # 13.6 MB at 10 min; after: 10456 KiB after 1 min, at most 10512 KiB.
-peak=$(sed -n 's/.*window peak \([0-9.]*\) MB of .*/\1/p' "$out.err")
+peak=$(sed -n 's/.*window peak \([0-9.]*\) MiB of .*/\1/p' "$out.err")
 if [ $rc -eq 0 ] && awk -v cap=256 -v peak="$peak" '
 	NR == 1 { t0 = $1 }
 	$1 - t0 <= 60 { base = $2; next }
 	$2 > max { max = $2 }
-	END { printf "window peak %s MB; RSS after 1 min %d KiB, most after %d KiB (cap %d KiB)\n",
+	END { printf "window peak %s MiB; RSS after 1 min %d KiB, most after %d KiB (cap %d KiB)\n",
 		      peak, base, max, cap
 	      exit !(NR > 100 && peak != "" && peak * 1024 <= cap && max <= base + cap + 512) }' \
 	"$out.rss" >"$out.chk" &&

@@ -163,11 +163,11 @@ static void print_flight_summary(const struct offcpu_opts *o, const struct colle
 		print_triggers_summed(st);
 	if (st->flight_capped)
 		fprintf(stderr, "[ offcpu: flight recorder: %llu of %llu samples pushed out of the window "
-			"by its %.1f MiB before their %.3f s (raise SIZE: --flight-recorder SECS,SIZE) ]\n",
+			"by its %.3f MiB before their %.3f s (raise SIZE: --flight-recorder SECS,SIZE) ]\n",
 			(unsigned long long)st->flight_capped, (unsigned long long)st->flight_seen,
 			o->flight_bytes / 1048576.0, o->flight_ns / 1e9);
 	if (o->verbose)
-		fprintf(stderr, "[ offcpu: flight recorder: window peak %.3f MB of %.1f MiB; %.3f MB "
+		fprintf(stderr, "[ offcpu: flight recorder: window peak %.3f MiB of %.3f MiB; %.3f MiB "
 			"held at the end, not written ]\n", st->flight_peak / 1048576.0,
 			o->flight_bytes / 1048576.0, rot->ended_unwritten / 1048576.0);
 }
