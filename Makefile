@@ -241,7 +241,7 @@ UNIT_test_procmaps := src/lib/procmaps.c src/lib/procfs.c src/lib/ksyms.c src/li
 # perf.data writer/reader alone (no libbpf).
 UNIT_test_perf_data := src/format/perf_data.c src/format/perf_data_reader.c
 # Symbolizer alone (libelf): maps over time, ELF, kallsyms, hostile files.
-UNIT_test_symbolize := src/symbols/symbolize.c src/lib/build_id.c src/lib/buildid_cache.c src/lib/procfs.c src/lib/ksyms.c src/lib/procmaps.c \
+UNIT_test_symbolize := src/symbols/symbolize.c src/symbols/dso.c src/symbols/symtab.c src/lib/build_id.c src/lib/buildid_cache.c src/lib/procfs.c src/lib/ksyms.c src/lib/procmaps.c \
 	src/lib/hashset.c src/symbols/debuginfo.c src/symbols/demangle.c
 UNIT_LIBS_test_symbolize := -L$(HOSTSYMTC)/lib -lelf -liberty -llzma -lz
 # perf's build-id cache names and adding to it; the tar writer's bytes.
