@@ -555,67 +555,98 @@ int on_switch_raw(unsigned long long *ctx)
  * Per CPU, the interrupt work running now (--wakers): an hrtimer's callback
  * (between hrtimer_expire_entry and _exit) or a softirq (softirq_entry and
  * _exit).  A wakeup inside is the interrupt's, and the current task only
- * the one it found: where the kernel stack cannot tell (irq_known), its
- * user stack is not taken.  7.x
- * runs some hrtimer expiries in task context (the idle task, the task the
- * timer fired under), where preempt_count has no interrupt bits: a wakeup
- * inside a callback is the timer's all the same.  Device interrupts are
- * not marked: user space tells them by the kernel stack, as before.  A
- * marker wrongly set (PREEMPT_RT preempts softirqs) only costs a task
- * waker its user stack, never gives it another's.
+ * the one it found: its user stack is not taken (irq_known).  7.x runs
+ * some hrtimer expiries in task context (the idle task, the task the timer
+ * fired under), where preempt_count has no interrupt bits: a wakeup inside
+ * a callback is the timer's all the same.  Device interrupts are not
+ * marked: user space tells them by the kernel stack, as before.
+ *
+ * Each kind is a depth (a hard hrtimer can interrupt a soft one's
+ * callback).  A marker must not stay set when its exit went unseen: an
+ * arm64 6.1 guest under TCG once lost every task waker's user stack for a
+ * whole recording that way, likely a vCPU running an exit tracepoint's
+ * unpatched site as it was attached (user space attaches the exits
+ * first).  So a CPU whose marked work has lasted IRQ_STALE_NS (an exit
+ * missed), or whose depth passes IRQ_DEPTH_MAX (exits not running), stops
+ * trusting its markers for the recording.  A real softirq that long costs
+ * that CPU the saving only: unmarked wakeups are told apart by the kernel
+ * stack, or by preempt_count on armhf (copies more, nothing wrong).  A marker wrongly trusted (PREEMPT_RT
+ * preempts softirqs) only costs a task waker its user stack, never gives
+ * it another's.
  */
-#define OFFCPU_IN_HRTIMER	1
-#define OFFCPU_IN_SOFTIRQ	2
+#define IRQ_DEPTH_MAX	4
+#define IRQ_STALE_NS	(10 * 1000 * 1000ULL)
+
+struct irq_marks {
+	__u64 since;		/* when the depths left 0 */
+	__u32 hrtimer, softirq;	/* depths */
+	__u32 lost;		/* exits never seen: markers ignored */
+};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct irq_marks);
 } in_irq SEC(".maps");
 
-/* Bits: an hrtimer callback can interrupt a softirq, never the reverse. */
-static __always_inline int mark_irq(__u32 bit, bool on)
+static __always_inline int mark_irq(bool hrtimer, bool on)
 {
-	__u32 zero = 0, *in = bpf_map_lookup_elem(&in_irq, &zero);
+	__u32 zero = 0;
+	struct irq_marks *m = bpf_map_lookup_elem(&in_irq, &zero);
+	__u32 *depth;
 
-	if (in)
-		*in = on ? *in | bit : *in & ~bit;
+	if (!m)
+		return 0;
+	depth = hrtimer ? &m->hrtimer : &m->softirq;
+	if (on) {
+		if (!m->hrtimer && !m->softirq)
+			m->since = bpf_ktime_get_ns();
+		if (++*depth > IRQ_DEPTH_MAX)
+			m->lost = 1;
+	} else if (*depth) {
+		--*depth;
+	}
 	return 0;
 }
 
 SEC("raw_tp/hrtimer_expire_entry")
 int on_hrtimer_entry(void *ctx __attribute__((unused)))
 {
-	return mark_irq(OFFCPU_IN_HRTIMER, true);
+	return mark_irq(true, true);
 }
 
 SEC("raw_tp/hrtimer_expire_exit")
 int on_hrtimer_exit(void *ctx __attribute__((unused)))
 {
-	return mark_irq(OFFCPU_IN_HRTIMER, false);
+	return mark_irq(true, false);
 }
 
 SEC("raw_tp/softirq_entry")
 int on_softirq_entry(void *ctx __attribute__((unused)))
 {
-	return mark_irq(OFFCPU_IN_SOFTIRQ, true);
+	return mark_irq(false, true);
 }
 
 SEC("raw_tp/softirq_exit")
 int on_softirq_exit(void *ctx __attribute__((unused)))
 {
-	return mark_irq(OFFCPU_IN_SOFTIRQ, false);
+	return mark_irq(false, false);
 }
 
-/* OFFCPU_WAKER_HARDIRQ or _SOFTIRQ where a marker above is set, else 0. */
+/* OFFCPU_WAKER_HARDIRQ or _SOFTIRQ where a trusted marker above is set, else 0. */
 static __always_inline __u32 irq_marked(void)
 {
-	__u32 zero = 0, *in = bpf_map_lookup_elem(&in_irq, &zero);
+	__u32 zero = 0;
+	struct irq_marks *m = bpf_map_lookup_elem(&in_irq, &zero);
 
-	if (!in || !*in)
+	if (!m || m->lost || (!m->hrtimer && !m->softirq))
 		return 0;
-	return *in & OFFCPU_IN_HRTIMER ? OFFCPU_WAKER_HARDIRQ : OFFCPU_WAKER_SOFTIRQ;
+	if (bpf_ktime_get_ns() - m->since > IRQ_STALE_NS) {
+		m->lost = 1;
+		return 0;
+	}
+	return m->hrtimer ? OFFCPU_WAKER_HARDIRQ : OFFCPU_WAKER_SOFTIRQ;
 }
 
 #ifdef OFFCPU_PREEMPT_COUNT
@@ -676,29 +707,17 @@ static __always_inline __s32 waker_ustack(void *ctx, struct task_struct *cur, __
 	return dwarf_stack_id(ctx, NULL, t, pid, tid, btf, true);
 }
 
-#ifdef OFFCPU_PREEMPT_COUNT
 /*
  * In an interrupt the current task did not wake anyone: its user stack is
- * not taken.  Only here, where the kernel stack cannot tell (KSTACK_CUT).
+ * not taken.  Where the kernel stack can tell (all boards but armhf), user
+ * space would drop that stack anyway; not copying it is the saving.  A
+ * marker wrongly set costs a task waker its user stack (counted by user
+ * space by its kernel stack), never gives it another's.
  */
 static __always_inline bool irq_known(__u32 irqctx)
 {
 	return irqctx & (OFFCPU_WAKER_HARDIRQ | OFFCPU_WAKER_SOFTIRQ);
 }
-#else
-/*
- * Elsewhere the kernel stack tells an interrupt (user space leaves its
- * user stack out) and the markers are a hint only: a marker left set
- * where its exit was never seen would cost every task waker on that CPU
- * its user stack.  arm64 6.1 under TCG did so for a whole recording,
- * likely a vCPU still running the exit tracepoint's unpatched site (the
- * int3 class, qemu-tests/run.sh).
- */
-static __always_inline bool irq_known(__u32 irqctx __attribute__((unused)))
-{
-	return false;
-}
-#endif
 
 /*
  * --wakers: P is being woken by the current task (or by an interrupt).  Only

@@ -630,17 +630,30 @@ static bool is_switch(struct bpf_program *pr)
 	return strstr(bpf_program__section_name(pr), "sched_switch") != NULL;
 }
 
+/* An interrupt marker's entry (--wakers), attached after its exit: see mark_irq. */
+static bool is_mark_entry(struct bpf_program *pr)
+{
+	const char *sec = bpf_program__section_name(pr);
+
+	return !strcmp(sec, "raw_tp/hrtimer_expire_entry") || !strcmp(sec, "raw_tp/softirq_entry");
+}
+
 /*
  * Fork and exit hooks first, then the kernel threads of now, then
  * sched_switch: no thread is created unseen between the /proc scan and the
- * first recorded block.
+ * first recorded block.  Interrupt markers' exits before their entries: an
+ * entry seen without its exit would leave a marker set.
  */
 int loader_attach(struct loader *l)
 {
 	struct bpf_program *pr;
 
 	bpf_object__for_each_program(pr, l->obj)
-		if (bpf_program__autoload(pr) && !is_switch(pr) && !is_iter(pr) && attach_one(l, pr))
+		if (bpf_program__autoload(pr) && !is_switch(pr) && !is_iter(pr) &&
+		    !is_mark_entry(pr) && attach_one(l, pr))
+			return -1;
+	bpf_object__for_each_program(pr, l->obj)
+		if (bpf_program__autoload(pr) && is_mark_entry(pr) && attach_one(l, pr))
 			return -1;
 	if (l->kthreads_fd >= 0 && seed_kthreads(l->kthreads_fd))
 		return -1;
