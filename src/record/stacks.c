@@ -118,8 +118,8 @@ static struct stack *new_stack(struct stacks *s, const uint64_t *ip, uint32_t ma
 	while (n < max && ip[n])
 		n++;
 	skip = kernel ? sched_skip(s, ip, n) : 0;
-	if (n - skip > s->ld->max_stack)
-		n = skip + s->ld->max_stack;
+	if (n - skip > s->ld->plan->max_stack)
+		n = skip + s->ld->plan->max_stack;
 	st = malloc(sizeof(*st) + (n - skip) * sizeof(uint64_t));
 	if (!st)
 		return NULL;
@@ -160,7 +160,7 @@ static int cache_spilled(struct stacks *s, struct spill_cache *sc, size_t sorted
 	sc->v = v;
 	v[sc->n].id = id;
 	v[sc->n].s = new_stack(s, (const uint64_t *)key->ip,
-			       kernel ? s->ld->kspill_frames : s->ld->max_stack, kernel);
+			       kernel ? s->ld->plan->kspill_frames : s->ld->plan->max_stack, kernel);
 	if (!v[sc->n].s)
 		return -1;
 	sc->n++;
@@ -217,7 +217,7 @@ const struct stack *stacks_get(struct stacks *s, int32_t id, bool kernel)
 	/* Stack ids stay valid for the whole run: nothing deletes them. */
 	if (bpf_map_lookup_elem(kernel ? s->ld->kstacks_fd : s->ld->stacks_fd, &id, s->buf))
 		return NULL;
-	s->by_id[slot] = new_stack(s, s->buf, kernel ? s->ld->kstack_frames : s->ld->max_stack,
+	s->by_id[slot] = new_stack(s, s->buf, kernel ? s->ld->plan->kstack_frames : s->ld->plan->max_stack,
 				   kernel);
 	return s->by_id[slot];
 }
@@ -443,7 +443,7 @@ int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
 	if (!s->unwinder || size < sizeof(*c) || c->len > size - sizeof(*c))
 		return 0;
 	/* Shorter than asked: the copy reached the end of the stack mapping. */
-	n = unwinder_unwind(s->unwinder, c, c->len < size - sizeof(*c), s->buf, s->ld->max_stack,
+	n = unwinder_unwind(s->unwinder, c, c->len < size - sizeof(*c), s->buf, s->ld->plan->max_stack,
 			    &end, &reads);
 	st = intern(s, s->buf, n);
 	if (!st)
@@ -567,21 +567,22 @@ const struct unwind_counts *stacks_unwind_counts(const struct stacks *s)
 
 struct stacks *stacks_new(const struct loader *ld, size_t table_budget, uint32_t copy_bytes)
 {
+	const struct plan *pl = ld->plan;
 	struct stacks *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
 	s->ld = ld;
-	if (ld->dwarf) {
+	if (pl->dwarf) {
 		s->unwinder = unwinder_new(table_budget);
 		s->sample_copy = malloc(sizeof(*s->sample_copy) + copy_bytes);
 		s->sample_copy_bytes = copy_bytes;
 	}
-	s->nr_ids = ld->stack_ids;
+	s->nr_ids = pl->stack_ids;
 	s->by_id = calloc(2 * s->nr_ids, sizeof(*s->by_id));
-	s->buf = calloc(ld->kstack_frames > ld->max_stack ? ld->kstack_frames : ld->max_stack,
+	s->buf = calloc(pl->kstack_frames > pl->max_stack ? pl->kstack_frames : pl->max_stack,
 			sizeof(uint64_t));
-	if (!s->by_id || !s->buf || (ld->dwarf && (!s->unwinder || !s->sample_copy))) {
+	if (!s->by_id || !s->buf || (pl->dwarf && (!s->unwinder || !s->sample_copy))) {
 		stacks_free(s);
 		return NULL;
 	}
