@@ -230,7 +230,7 @@ build/asan/offcpu: $(HOST_DEPS)
 # --- tests ---
 # Unit tests: build/unit/test_X from tests/unit/test_X.c and the sources in
 # UNIT_test_X (their libraries in UNIT_LIBS_test_X), host gcc, ASan+UBSan.
-UNIT_TESTS := test_units test_id_list test_ksyms test_procmaps test_hashset test_perf_data test_symbolize test_proc test_tracefs test_cfi test_unwind test_ehabi test_archive test_flight test_ktables
+UNIT_TESTS := test_units test_id_list test_ksyms test_procmaps test_hashset test_perf_data test_symbolize test_proc test_tracefs test_cfi test_unwind test_ehabi test_archive test_flight test_ktables test_plan
 UNIT_test_units := src/record/btf_archive.c src/record/cli.c src/lib/id_list.c
 UNIT_LIBS_test_units := -lz
 # lib/ alone: id lists, kallsyms, the process-map model, the hash maps.
@@ -255,6 +255,9 @@ UNIT_LIBS_test_proc := -pthread
 UNIT_test_tracefs := src/record/tracefs.c
 # The flight recorder's window against a plain FIFO.
 UNIT_test_flight := src/record/flight.c
+# The recording's plan: each reason, each size (libbpf: the possible CPUs).
+UNIT_test_plan := src/record/plan.c
+UNIT_LIBS_test_plan := -L$(HOSTTC)/lib -lbpf -lelf -lz
 # CFI tables (libdw from the toolchain): the real libc.so.6 of each board; its
 # `unwind PID` mode is the user-space reference of the unwinder (t_cfi).
 UNIT_test_cfi := src/unwind/cfi.c src/unwind/ehabi.c $(UNIT_test_symbolize)

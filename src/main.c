@@ -31,6 +31,7 @@ static int probe_cmd(const struct offcpu_opts *o)
 	struct loader ld = { 0 };
 	struct target t = { 0 };
 	struct probe p;
+	struct plan pl;
 	uint64_t t0;
 	int err = probe_kernel(&p, o->btf_path, o->variant);
 
@@ -38,7 +39,8 @@ static int probe_cmd(const struct offcpu_opts *o)
 		probe_print(&p, stdout);
 		fflush(stdout);
 		t0 = clock_ns(CLOCK_MONOTONIC);
-		err = target_init(&t, o) || loader_load(&ld, o, &t, &p);
+		plan_resolve(&pl, o, &p);
+		err = target_init(&t, o) || loader_load(&ld, o, &t, &p, &pl);
 		if (!err)
 			printf("load: ok (%.1f ms, %.2f MiB locked)\n",
 			       (clock_ns(CLOCK_MONOTONIC) - t0) / 1e6, ld.memlock / 1048576.0);

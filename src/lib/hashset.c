@@ -85,7 +85,16 @@ DEFINE_MAP(u32_map, uint32_t, hash32, EQ_INT)
 DEFINE_MAP(u64_map, uint64_t, HASH_U64, EQ_INT)
 DEFINE_MAP(str_map, const char *, fnv1a_str, EQ_STR)
 
-/* Linear probing: the entries after the hole that probed past it move back. */
+/*
+ * Linear probing's deletion: the entries after the hole that probed past it
+ * move back.  The one at I, whose home is HOME, stays if that home lies
+ * cyclically in (hole, i].
+ */
+static bool stays(size_t home, size_t hole, size_t i)
+{
+	return i > hole ? home > hole && home <= i : home > hole || home <= i;
+}
+
 void *u32_map_del(struct u32_map *m, uint32_t key)
 {
 	size_t mask = m->cap - 1, hole, i;
@@ -100,10 +109,7 @@ void *u32_map_del(struct u32_map *m, uint32_t key)
 	m->vals[hole] = NULL;
 	m->n--;
 	for (i = (hole + 1) & mask; m->vals[i]; i = (i + 1) & mask) {
-		size_t home = hash32(m->keys[i]) & mask;
-
-		/* Stays if its home lies cyclically in (hole, i]. */
-		if ((i > hole) ? (home > hole && home <= i) : (home > hole || home <= i))
+		if (stays(hash32(m->keys[i]) & mask, hole, i))
 			continue;
 		m->keys[hole] = m->keys[i];
 		m->vals[hole] = m->vals[i];
@@ -186,3 +192,94 @@ void str_set_free(struct str_set *s)
 	*s = (struct str_set){ 0 };
 }
 
+
+uintptr_t key_set_get(const struct key_set *s, uint32_t h, const void *key,
+		      key_set_match *match, const void *ctx)
+{
+	size_t mask = s->cap - 1;
+
+	if (!s->cap)
+		return 0;
+	for (size_t i = h & mask; s->v[i]; i = (i + 1) & mask)
+		if (s->hash[i] == h && match(ctx, s->v[i], key))
+			return s->v[i];
+	return 0;
+}
+
+/* The empty slot where a record of hash H goes. */
+static size_t key_slot(const struct key_set *s, uint32_t h)
+{
+	size_t i = h & (s->cap - 1);
+
+	while (s->v[i])
+		i = (i + 1) & (s->cap - 1);
+	return i;
+}
+
+static int key_set_grow(struct key_set *s)
+{
+	struct key_set n = { .cap = s->cap ? s->cap * 2 : 256, .n = s->n };
+
+	n.v = calloc(n.cap, sizeof(*n.v));
+	n.hash = calloc(n.cap, sizeof(*n.hash));
+	if (!n.v || !n.hash) {
+		free(n.v);
+		free(n.hash);
+		return -1;
+	}
+	for (size_t i = 0; i < s->cap; i++) {
+		size_t j;
+
+		if (!s->v[i])
+			continue;
+		j = key_slot(&n, s->hash[i]);
+		n.v[j] = s->v[i];
+		n.hash[j] = s->hash[i];
+	}
+	free(s->v);
+	free(s->hash);
+	*s = n;
+	return 0;
+}
+
+int key_set_add(struct key_set *s, uint32_t h, uintptr_t rec)
+{
+	size_t i;
+
+	if (!rec || ((s->n + 1) * 2 > s->cap && key_set_grow(s)))
+		return -1;
+	i = key_slot(s, h);
+	s->v[i] = rec;
+	s->hash[i] = h;
+	s->n++;
+	return 0;
+}
+
+bool key_set_del(struct key_set *s, uint32_t h, uintptr_t rec)
+{
+	size_t mask = s->cap - 1, hole, i;
+
+	if (!s->cap)
+		return false;
+	for (hole = h & mask; s->v[hole] != rec; hole = (hole + 1) & mask)
+		if (!s->v[hole])
+			return false;
+	s->v[hole] = 0;
+	s->n--;
+	for (i = (hole + 1) & mask; s->v[i]; i = (i + 1) & mask) {
+		if (stays(s->hash[i] & mask, hole, i))
+			continue;
+		s->v[hole] = s->v[i];
+		s->hash[hole] = s->hash[i];
+		s->v[i] = 0;
+		hole = i;
+	}
+	return true;
+}
+
+void key_set_free(struct key_set *s)
+{
+	free(s->v);
+	free(s->hash);
+	*s = (struct key_set){ 0 };
+}

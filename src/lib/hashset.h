@@ -2,7 +2,8 @@
 /*
  * The hashes and open-addressing tables every module shares: one FNV-1a for
  * strings and bytes, one integer mixer, maps from u32, u64 and strings, a
- * set of non-zero u32 and a set of strings (owned copies).
+ * set of non-zero u32, a set of strings (owned copies), and a set of the
+ * caller's records under keys of its own.
  */
 #ifndef OFFCPU_HASHSET_H
 #define OFFCPU_HASHSET_H
@@ -105,5 +106,31 @@ int str_set_add(struct str_set *s, const char *str);
 /* The set's copy of STR (added if need be; stable until freed), or NULL. */
 const char *str_set_intern(struct str_set *s, const char *str);
 void str_set_free(struct str_set *s);
+
+/*
+ * The caller's records under keys of its own (a stack's frames, a report's
+ * aggregate): the caller hashes a key and says whether a record has it; the
+ * set keeps each record's hash, so it grows and deletes without asking, and
+ * asks only of records whose hash is the key's.  Records are non-zero
+ * uintptr_t: pointers, or indices + 1 into the caller's array.  Iterate
+ * with for (i < cap) if (v[i]).
+ */
+struct key_set {
+	uintptr_t *v;		/* 0: an empty slot */
+	uint32_t *hash;		/* of v[i] */
+	size_t cap, n;
+};
+
+/* Whether record REC has key KEY (CTX: the caller's, as given to key_set_get). */
+typedef bool key_set_match(const void *ctx, uintptr_t rec, const void *key);
+
+/* The record with KEY, whose hash is H, or 0. */
+uintptr_t key_set_get(const struct key_set *s, uint32_t h, const void *key,
+		      key_set_match *match, const void *ctx);
+/* Adds REC (hash H), whose key the set does not hold yet; -1 when out of memory. */
+int key_set_add(struct key_set *s, uint32_t h, uintptr_t rec);
+/* Removes REC (hash H), found by identity; false when it is not there. */
+bool key_set_del(struct key_set *s, uint32_t h, uintptr_t rec);
+void key_set_free(struct key_set *s);
 
 #endif

@@ -542,7 +542,7 @@ static int drain_map(struct collector *c, int fd, size_t key_size, sum_fn add)
 	const char *k = (const char *)keys;
 
 	/* The copies of the stacks these blocks name are in the ring: unwind them first. */
-	if (c->ld->dwarf && ring_buffer__consume(c->rb) < 0)
+	if (c->ld->plan->dwarf && ring_buffer__consume(c->rb) < 0)
 		return -1;
 
 	for (;;) {
@@ -600,7 +600,7 @@ static int open_events(struct collector *c, const uint32_t *pids, size_t nr_pids
 		return -1;
 	if (!c->o->freq)
 		return 0;
-	c->on = oncpu_open(c->o, ncpus, task_events_fds(c->te), c->ld->dwarf ? &uw : NULL);
+	c->on = oncpu_open(c->o, ncpus, task_events_fds(c->te), c->ld->plan->dwarf ? &uw : NULL);
 	if (!c->on)
 		return -1;
 	task_events_add_oncpu(c->te, c->on);
@@ -619,20 +619,20 @@ struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 	c->ld = ld;
 	c->o = o;
 	c->stacks = stacks_new(ld, o->unwind_tables, o->copy_bytes);
-	c->scratch = malloc(SAMPLE_MAX_SIZE(ld->max_stack));
+	c->scratch = malloc(SAMPLE_MAX_SIZE(ld->plan->max_stack));
 	c->last_drain = mono_ns();
 	c->files = open_mapped_files(o);
 	if (!c->stacks || !c->scratch || !c->files)
 		goto nomem;
 	if (ld->ku_rows_fd >= 0 && !(c->kt = ktables_new(ld->ku_rows_fd, ld->ku_files_fd,
 							   ld->ku_procs_fd, ld->ku_want_fd,
-							   ld->ku_rows)))
+							   ld->plan->ku_rows)))
 		goto nomem;
 	if ((o->switch_mode || o->flight_ns) && !(c->live = live_tasks_new()))
 		goto nomem;
 	if (o->flight_ns && flight_init(&c->fl, o->flight_bytes))
 		goto nomem;
-	if (o->wakers && !(c->wakers = wakers_new(c->stacks, ld->max_stack)))
+	if (o->wakers && !(c->wakers = wakers_new(c->stacks, ld->plan->max_stack)))
 		goto nomem;
 	if (open_events(c, pids, nr_pids))
 		goto fail;

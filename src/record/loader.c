@@ -19,24 +19,11 @@
 #include "record/loader.h"
 #include "offcpu.h"
 
-/* Map sizes, chosen to keep locked memory under 4 MiB by default. */
-/*
- * Stacks of at most OFFCPU_SPILL_FRAMES frames all go to the maps keyed by
- * their frames (the "spill" maps), never to the stack maps: reading a stack
- * map bucket from user space (bpf_stackmap_copy) empties the bucket for a
- * moment, a colliding stack walked on another CPU meanwhile takes the bucket
- * and its id, and the copy then puts the old stack back: that id names
- * another stack for the rest of the run.  Found by the per-function truth
- * checks in QEMU with 4-entry maps (a pipe reader's whole time under the
- * sleeper's stack).  Hash map lookups from user space have no such window.
- */
-#define SPILL_MIN	64
+/* Fixed map sizes (those the options size: plan.c), under 4 MiB locked by default. */
 #define SUMS_ENTRIES	4096
 #define TID_ENTRIES	8192
-#define RINGBUF_BYTES	(256 * 1024)
 #define PID_FILTER_ENTRIES 1024	/* tracked processes, grown on fork */
 #define KTHREAD_ENTRIES	4096	/* a few hundred on a server, a 64-CPU one ~1000 */
-#define UCACHE_ENTRIES	4096	/* dwarf stack cache: threads (528 bytes each, allocated as used) */
 
 static int libbpf_verbosity;
 
@@ -158,29 +145,8 @@ static void *rodata_var(struct bpf_object *obj, const char *name, size_t size)
 	return NULL;
 }
 
-/*
- * A kernel stack taken in the program starts with the program and the
- * tracepoint glue above __schedule (stacks.c cuts them): walk that much
- * more than --max-stack, so a small one keeps the thread's own frames,
- * within the kernel's perf_event_max_stack (127 by default).
- */
-static uint32_t kstack_frames(const struct offcpu_opts *o)
-{
-	uint32_t n = o->max_stack + OFFCPU_KSTACK_GLUE;
-
-	return n < OFFCPU_MAX_STACK ? n : OFFCPU_MAX_STACK;
-}
-
-/* The same in a spill map's key. */
-static uint32_t kspill_frames(const struct offcpu_opts *o)
-{
-	uint32_t n = kstack_frames(o);
-
-	return n < OFFCPU_SPILL_FRAMES ? n : OFFCPU_SPILL_FRAMES;
-}
-
 static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
-		     const struct target *t, const struct probe *p)
+		     const struct target *t, const struct probe *p, const struct plan *pl)
 {
 	const struct offcpu_config cfg = {
 		.thresh_ns = o->thresh_ns,
@@ -189,8 +155,8 @@ static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
 		.max_ns = o->max_block_ns,
 		.state_mask = o->state_mask,
 		.self_pid = getpid(),
-		.spill_bytes = loader_spill(o) ? o->max_stack * sizeof(uint64_t) : 0,
-		.kspill_bytes = loader_spill(o) ? kspill_frames(o) * sizeof(uint64_t) : 0,
+		.spill_bytes = pl->spill ? pl->max_stack * sizeof(uint64_t) : 0,
+		.kspill_bytes = pl->spill ? pl->kspill_frames * sizeof(uint64_t) : 0,
 		.user_only = o->user_only,
 		.want_ustack = o->ustack,
 		.want_kstack = o->kstack,
@@ -198,12 +164,12 @@ static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
 		.filter_tid = o->tids.n != 0,
 		.filter_cpu = o->cpus.n != 0,
 		.has_prev_state_arg = p->prev_state_arg,
-		.stack_cache = loader_stack_cache(o, p),
+		.stack_cache = pl->stack_cache,
 		.stack_cache_verify = o->stack_cache == STACK_CACHE_VERIFY,
-		.dwarf = loader_dwarf(o, p, NULL),
+		.dwarf = pl->dwarf,
 		.copy_bytes = o->copy_bytes,
-		.kunwind = loader_kunwind(o, p, NULL),
-		.kunwind_verify = loader_kunwind(o, p, NULL) && o->unwind_verify,
+		.kunwind = pl->kunwind,
+		.kunwind_verify = pl->kunwind && o->unwind_verify,
 		.wakers = o->wakers,
 		.task_pt_regs = p->task_pt_regs,
 		.thread_size = p->thread_size,
@@ -225,77 +191,12 @@ static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
 }
 
 /*
- * Frame pointers: the key needs bpf_task_pt_regs.  dwarf: user space checks
- * every stack word a reuse depends on, wherever the registers came from.
- */
-bool loader_stack_cache(const struct offcpu_opts *o, const struct probe *p)
-{
-	if (!o->ustack || o->stack_cache == STACK_CACHE_OFF)
-		return false;
-	return p->task_pt_regs || loader_dwarf(o, p, NULL);
-}
-
-bool loader_dwarf(const struct offcpu_opts *o, const struct probe *p, const char **why)
-{
-	const char *no = NULL;
-
-	if (!o->ustack)
-		no = "no user stacks recorded";
-	else if (o->unwind == UNWIND_FPTR)
-		no = "--call-graph fp";
-	else if (libbpf_num_possible_cpus() > (int)OFFCPU_DWARF_SCAN_CPU)
-		no = "more possible CPUs than its stack ids can name";
-	else if (o->unwind == UNWIND_DEFAULT && !OFFCPU_DWARF_DEFAULT)
-		no = "not the default on " OFFCPU_TARGET " yet (frame-pointer steps over code "
-		     "without CFI; --call-graph dwarf asks for it)";
-	else if (!p->task_pt_regs && !p->thread_size)
-		no = "the user registers need the kernel's task layout (BTF: the BTF-free "
-		     "variant has none)";
-	if (why)
-		*why = no;
-	return !no;
-}
-
-bool loader_kunwind(const struct offcpu_opts *o, const struct probe *p, const char **why)
-{
-	const char *no = NULL;
-
-	if (!o->unwind_in_kernel)
-		no = "--unwind-in user (the default)";
-	else if (!loader_dwarf(o, p, NULL) || p->classic_tp)
-		no = "user stacks are not unwound with CFI";
-	else if (!OFFCPU_KUNWIND)
-		no = "not on " OFFCPU_TARGET " yet: its stacks are copied";
-	else if (!loader_spill(o))
-		no = "--max-stack above 64 (walked stacks are spill map keys)";
-	if (why)
-		*why = no;
-	return !no;
-}
-
-/* Spilled stacks are map keys, and a key holds at most OFFCPU_SPILL_FRAMES. */
-bool loader_spill(const struct offcpu_opts *o)
-{
-	return o->max_stack <= OFFCPU_SPILL_FRAMES;
-}
-
-/* A stack id is a bucket: the kernel rounds the entries up to a power of two. */
-static size_t buckets(size_t entries)
-{
-	size_t n = 1;
-
-	while (n < entries)
-		n <<= 1;
-	return n;
-}
-
-/*
  * The task iterators of bpf/offcpu_blocked.bpf.h: threads asleep at the start
  * (their stacks go to the spill maps: none with --max-stack above 64; and
  * -C cannot know where they fell asleep), and the task storage at the end.
  */
 static int select_scans(struct loader *l, const struct offcpu_opts *o,
-			const struct probe *p)
+			const struct probe *p, const struct plan *pl)
 {
 	const struct loader_progs *pg = &l->progs;
 	bool user = p->scan_ustack && o->ustack;
@@ -304,7 +205,7 @@ static int select_scans(struct loader *l, const struct offcpu_opts *o,
 	l->scan_start = NULL;
 	if (p->classic_tp)
 		return 0;
-	if (p->scan_start && loader_spill(o) && !o->cpus.n)
+	if (p->scan_start && pl->spill && !o->cpus.n)
 		l->scan_start = p->use_task_storage ? (user ? pg->scan_start_task_u : pg->scan_start_task) :
 					(user ? pg->scan_start_hash_u : pg->scan_start_hash);
 	l->scan_end = p->use_task_storage ? pg->scan_end_task : NULL;
@@ -318,23 +219,16 @@ static int select_scans(struct loader *l, const struct offcpu_opts *o,
 
 /* Only the chosen variant's program and storage are loaded and created. */
 static int select_variant(struct loader *l, const struct offcpu_opts *o,
-			  const struct target *t, const struct probe *p)
+			  const struct target *t, const struct probe *p, const struct plan *pl)
 {
 	const struct loader_progs *pg = &l->progs;
 	const struct loader_maps *m = &l->maps;
 	struct bpf_program *want = p->classic_tp ? pg->on_switch_tp :
 				   p->use_task_storage ? pg->on_switch_task :
 				   p->tp_btf ? pg->on_switch_hash : pg->on_switch_raw;
-	uint32_t spill = o->stack_entries;
-	uint32_t ustacks = o->ustack && !loader_spill(o) ? o->stack_entries : 1;
-	/* --wakers walks the waker's kernel stack even with --call-graph user. */
-	bool kstack = o->kstack || o->wakers;
-	uint32_t kstacks = kstack && !loader_spill(o) ? o->stack_entries : 1;
 	struct bpf_program *pr;
 	int err = 0;
 
-	if (spill < SPILL_MIN)
-		spill = SPILL_MIN;
 	bpf_object__for_each_program(pr, l->obj)
 		bpf_program__set_autoload(pr, false);
 	err |= bpf_program__set_autoload(want, true);
@@ -346,15 +240,14 @@ static int select_variant(struct loader *l, const struct offcpu_opts *o,
 		err |= bpf_map__set_max_entries(m->kthreads, o->user_only ? KTHREAD_ENTRIES : 1);
 	} else {
 		/* Forks: -p; --unwind-in kernel (the parent's mappings). */
-		if (t->pid_filter || loader_kunwind(o, p, NULL))
+		if (t->pid_filter || pl->kunwind)
 			err |= bpf_program__set_autoload(pg->on_fork, true);
-		if (loader_kunwind(o, p, NULL))
+		if (pl->kunwind)
 			err |= bpf_program__set_autoload(pg->on_exit_ku, true);
 		if (!p->use_task_storage)
 			err |= bpf_program__set_autoload(pg->on_exit, true);
 		err |= bpf_map__set_autocreate(m->task_start, p->use_task_storage);
-		err |= bpf_map__set_max_entries(m->ucache, loader_dwarf(o, p, NULL) &&
-						loader_stack_cache(o, p) ? UCACHE_ENTRIES : 1);
+		err |= bpf_map__set_max_entries(m->ucache, pl->ucache_entries);
 		if (o->wakers)
 			err |= bpf_program__set_autoload(p->use_task_storage ? pg->on_waking_task :
 							 p->tp_btf ? pg->on_waking_hash :
@@ -367,29 +260,22 @@ static int select_variant(struct loader *l, const struct offcpu_opts *o,
 			err |= bpf_program__set_autoload(pg->on_softirq_exit, true);
 		}
 		err |= bpf_map__set_max_entries(m->wsums, o->wakers ? SUMS_ENTRIES : 1);
-		err |= bpf_map__set_max_entries(m->ku_rows, loader_kunwind(o, p, NULL) ?
-						o->unwind_rows : 1);
-		err |= bpf_map__set_max_entries(m->ku_files, loader_kunwind(o, p, NULL) ?
-						OFFCPU_KFILES : 1);
-		err |= bpf_map__set_max_entries(m->ku_procs, loader_kunwind(o, p, NULL) ?
-						OFFCPU_KPROCS : 1);
-		err |= bpf_map__set_max_entries(m->ku_want, loader_kunwind(o, p, NULL) ?
-						OFFCPU_KWANT : 1);
+		err |= bpf_map__set_max_entries(m->ku_rows, pl->ku_rows);
+		err |= bpf_map__set_max_entries(m->ku_files, pl->kunwind ? OFFCPU_KFILES : 1);
+		err |= bpf_map__set_max_entries(m->ku_procs, pl->kunwind ? OFFCPU_KPROCS : 1);
+		err |= bpf_map__set_max_entries(m->ku_want, pl->kunwind ? OFFCPU_KWANT : 1);
 	}
-	err |= select_scans(l, o, p);
+	err |= select_scans(l, o, p, pl);
 	err |= bpf_map__set_autocreate(m->tid_start, !p->use_task_storage);
 	err |= bpf_map__set_max_entries(m->tid_start, TID_ENTRIES);
-	err |= bpf_map__set_value_size(m->stacks, o->max_stack * sizeof(uint64_t));
-	err |= bpf_map__set_max_entries(m->stacks, ustacks);
-	err |= bpf_map__set_value_size(m->kstacks, kstack_frames(o) * sizeof(uint64_t));
-	err |= bpf_map__set_max_entries(m->kstacks, kstacks);
-	l->stack_ids = buckets(ustacks > kstacks ? ustacks : kstacks);
-	err |= bpf_map__set_max_entries(m->ustack_spill, o->ustack && loader_spill(o) ? spill : 1);
-	err |= bpf_map__set_max_entries(m->kstack_spill, kstack && loader_spill(o) ? spill : 1);
+	err |= bpf_map__set_value_size(m->stacks, pl->max_stack * sizeof(uint64_t));
+	err |= bpf_map__set_max_entries(m->stacks, pl->ustack_entries);
+	err |= bpf_map__set_value_size(m->kstacks, pl->kstack_frames * sizeof(uint64_t));
+	err |= bpf_map__set_max_entries(m->kstacks, pl->kstack_entries);
+	err |= bpf_map__set_max_entries(m->ustack_spill, pl->ustack_spill_entries);
+	err |= bpf_map__set_max_entries(m->kstack_spill, pl->kstack_spill_entries);
 	err |= bpf_map__set_max_entries(m->sums, SUMS_ENTRIES);
-	/* dwarf: the copies share the ring with the long blocks, which must follow them. */
-	err |= bpf_map__set_max_entries(m->events, loader_dwarf(o, p, NULL) &&
-					o->dwarf_buffer > RINGBUF_BYTES ? o->dwarf_buffer : RINGBUF_BYTES);
+	err |= bpf_map__set_max_entries(m->events, pl->ring_bytes);
 	/* Unused filters still exist (the code refers to them): keep them tiny. */
 	err |= bpf_map__set_max_entries(m->pid_filter, t->pid_filter ? PID_FILTER_ENTRIES : 1);
 	err |= bpf_map__set_max_entries(m->tid_filter, o->tids.n ? o->tids.n : 1);
@@ -437,7 +323,7 @@ static void load_error(const struct probe *p, int err)
 }
 
 int loader_load(struct loader *l, const struct offcpu_opts *o, const struct target *t,
-		const struct probe *p)
+		const struct probe *p, const struct plan *pl)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "offcpu",
 		    .btf_custom_path = p->btf_path[0] ? p->btf_path : NULL);
@@ -451,10 +337,7 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 			"classic sched_waking record names no task to look up)\n", probe_variant(p));
 		return -1;
 	}
-	l->max_stack = o->max_stack;
-	l->kstack_frames = kstack_frames(o);
-	l->kspill_frames = kspill_frames(o);
-	l->dwarf = !p->classic_tp && loader_dwarf(o, p, NULL);
+	l->plan = pl;
 	/* The BTF-free variant is its own object: libbpf would want vmlinux BTF for the other. */
 	if (p->classic_tp)
 		l->obj = bpf_object__open_mem(offcpu_tp_bpf_obj, offcpu_tp_bpf_obj_end - offcpu_tp_bpf_obj, &oo);
@@ -468,7 +351,7 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 		fprintf(stderr, "offcpu: cannot open the embedded BPF object: %s\n", strerror(errno));
 		return -1;
 	}
-	if (find_objects(l, p->classic_tp) || configure(l->obj, o, t, p) || select_variant(l, o, t, p)) {
+	if (find_objects(l, p->classic_tp) || configure(l->obj, o, t, p, pl) || select_variant(l, o, t, p, pl)) {
 		fprintf(stderr, "offcpu: the embedded BPF object does not match this build\n");
 		return -1;
 	}
@@ -487,13 +370,12 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 	l->counters_fd = bpf_map__fd(l->maps.counters);
 	l->tid_start_fd = p->use_task_storage ? -1 : bpf_map__fd(l->maps.tid_start);
 	l->pid_filter_fd = bpf_map__fd(l->maps.pid_filter);
-	l->ucache_fd = l->dwarf && loader_stack_cache(o, p) ? bpf_map__fd(l->maps.ucache) : -1;
-	if (loader_kunwind(o, p, NULL)) {
+	l->ucache_fd = pl->dwarf && pl->stack_cache ? bpf_map__fd(l->maps.ucache) : -1;
+	if (pl->kunwind) {
 		l->ku_rows_fd = bpf_map__fd(l->maps.ku_rows);
 		l->ku_files_fd = bpf_map__fd(l->maps.ku_files);
 		l->ku_procs_fd = bpf_map__fd(l->maps.ku_procs);
 		l->ku_want_fd = bpf_map__fd(l->maps.ku_want);
-		l->ku_rows = o->unwind_rows;
 	}
 	if (p->classic_tp && o->user_only)
 		l->kthreads_fd = bpf_map__fd(l->maps.kthreads);

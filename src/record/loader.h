@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "record/cli.h"
+#include "record/plan.h"
 #include "record/probe.h"
 #include "record/target.h"
 
@@ -38,10 +39,6 @@ struct loader_progs {
 		*on_hrtimer_entry, *on_hrtimer_exit, *on_softirq_entry, *on_softirq_exit;
 };
 
-/* Kernel frames above __schedule a program's stack starts with (its own, the tracepoint's). */
-#define OFFCPU_KSTACK_GLUE	8
-#define OFFCPU_MAX_STACK	127	/* --max-stack's limit, the kernel's default perf_event_max_stack */
-
 struct loader {
 	struct bpf_object *obj;
 	struct loader_maps maps;
@@ -59,15 +56,10 @@ struct loader {
 	bool scan_ustack;	/* scan_start walks user stacks too */
 	bool classic_tp;	/* tp,hash: attached by the tracepoint ids in tp */
 	struct tracefs_sched tp;
-	uint32_t max_stack;	/* frames of a stack kept (--max-stack); per user map entry */
-	uint32_t kstack_frames;	/* per kernel map entry: max_stack and the glue above __schedule */
-	uint32_t kspill_frames;	/* the same in a kernel spill key */
-	bool dwarf;		/* user stacks copied for CFI unwinding (--call-graph dwarf) */
+	const struct plan *plan;	/* what it was loaded for (the session's) */
 	int ucache_fd;		/* dwarf with the stack cache: its per-thread entries, else -1 */
 	/* --unwind-in kernel: the walker's maps (bpf/offcpu.h), else -1 */
 	int ku_rows_fd, ku_files_fd, ku_procs_fd, ku_want_fd;
-	uint32_t ku_rows;	/* entries of ku_rows */
-	size_t stack_ids;	/* ids a stack map can hand out (its buckets) */
 	uint64_t memlock;	/* bytes locked by our maps (fdinfo) */
 };
 
@@ -80,8 +72,9 @@ void loader_set_verbosity(int verbose);
  * else -1 after one line on stderr.
  */
 int loader_libbpf_matches(void);
+/* PL: the plan resolved from O and P, read for the loader's life. */
 int loader_load(struct loader *l, const struct offcpu_opts *o, const struct target *t,
-		const struct probe *p);
+		const struct probe *p, const struct plan *pl);
 int loader_attach(struct loader *l);
 void loader_print_maps(const struct loader *l, FILE *out);
 
@@ -93,24 +86,6 @@ void loader_print_maps(const struct loader *l, FILE *out);
 uint64_t loader_missed(const struct loader *l);
 void loader_detach(struct loader *l);
 void loader_close(struct loader *l);
-
-/* Whether the user stack cache runs: asked for, user stacks, and a kernel that can. */
-bool loader_stack_cache(const struct offcpu_opts *o, const struct probe *p);
-
-/*
- * Whether user stacks are copied and unwound with CFI (--call-graph dwarf,
- * the default where the kernel can); else WHY says why not (may be NULL).
- */
-bool loader_dwarf(const struct offcpu_opts *o, const struct probe *p, const char **why);
-
-/*
- * Whether the BPF program walks user stacks with CFI rows (--unwind-in
- * kernel, on a board that can); else WHY says why not (may be NULL).
- */
-bool loader_kunwind(const struct offcpu_opts *o, const struct probe *p, const char **why);
-
-/* Whether stacks that collide in their stack map are kept in the spill maps. */
-bool loader_spill(const struct offcpu_opts *o);
 
 /* `offcpu selftest`: open the embedded object without the bpf() syscall. */
 int loader_selftest(FILE *out);

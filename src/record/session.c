@@ -16,6 +16,7 @@
 #include "record/collector.h"
 #include "record/features.h"
 #include "record/loader.h"
+#include "record/plan.h"
 #include "record/probe.h"
 #include "record/rotation.h"
 #include "record/session.h"
@@ -62,6 +63,7 @@ struct session {
 	struct rotation rot;
 	struct target target;
 	struct probe probe;
+	struct plan plan;	/* resolved once, read by the loader, collector, summary */
 	struct loader ld;
 	struct pd_writer *w;
 	struct collector *c;
@@ -102,6 +104,7 @@ static int session_setup(struct session *s)
 		return -1;
 	if (probe_kernel(&s->probe, o->btf_path, o->variant))
 		return -1;
+	plan_resolve(&s->plan, o, &s->probe);
 	if (o->verbose)
 		probe_print(&s->probe, stderr);
 	/* The flight recorder writes a file only when a trigger asks for one. */
@@ -117,9 +120,9 @@ static int session_setup(struct session *s)
 			return -1;
 		target_add_child(&s->target, s->ch.pid);
 	}
-	if (loader_load(&s->ld, o, &s->target, &s->probe) || loader_attach(&s->ld))
+	if (loader_load(&s->ld, o, &s->target, &s->probe, &s->plan) || loader_attach(&s->ld))
 		return -1;
-	summary_unwinding(o, &s->probe);
+	summary_unwinding(o, &s->plan);
 	probe_cleanup(&s->probe);
 	if (o->verbose)
 		loader_print_maps(&s->ld, stderr);
@@ -201,7 +204,7 @@ int session_run(const struct offcpu_opts *o, int *sig)
 	if (s.rot.err)
 		err = -1;
 	if (!err)
-		summary_print(o, &s.probe, &st, missed, &s.rot);
+		summary_print(o, &s.plan, &st, missed, &s.rot);
 	if (stop_signal && o->verbose)
 		fprintf(stderr, "offcpu: stopped by signal %d\n", (int)stop_signal);
 out:

@@ -16,18 +16,8 @@
 #include "unwind/unwind.h"
 
 /*
- * Not hashset's: the key is the stack's frames themselves (any length,
- * compared by content), where hashset's maps key a pointer by a u32, u64
- * or string; each stack keeps its hash for the deletions (unintern).
- */
-struct stack_set {
-	struct stack **v;	/* open addressing by the frames' hash */
-	size_t cap, n;
-};
-
-/*
  * An interned stack's header, just before it: the dwarf ids naming it
- * (it goes with the last) and its hash (for the set's deletions).
+ * (it goes with the last) and its frames' hash (for the set's deletions).
  */
 struct interned {
 	uint32_t refs;
@@ -74,7 +64,7 @@ struct stacks {
 	uint64_t *buf;		/* one stack map value */
 	struct unwinder *unwinder;	/* --call-graph dwarf, else NULL */
 	struct u32_map unwound;		/* dwarf id -> its stack in interned (UNWOUND_CACHED) */
-	struct stack_set interned;	/* every distinct stack the ids name, once */
+	struct key_set interned;	/* every distinct stack the ids name, once (by frames) */
 	struct u32_map cached;		/* tid -> the id its stack cache entry holds */
 	struct retired *retired;	/* cached ids no longer in the cache */
 	size_t nr_retired, retired_cap;
@@ -118,8 +108,8 @@ static struct stack *new_stack(struct stacks *s, const uint64_t *ip, uint32_t ma
 	while (n < max && ip[n])
 		n++;
 	skip = kernel ? sched_skip(s, ip, n) : 0;
-	if (n - skip > s->ld->max_stack)
-		n = skip + s->ld->max_stack;
+	if (n - skip > s->ld->plan->max_stack)
+		n = skip + s->ld->plan->max_stack;
 	st = malloc(sizeof(*st) + (n - skip) * sizeof(uint64_t));
 	if (!st)
 		return NULL;
@@ -160,7 +150,7 @@ static int cache_spilled(struct stacks *s, struct spill_cache *sc, size_t sorted
 	sc->v = v;
 	v[sc->n].id = id;
 	v[sc->n].s = new_stack(s, (const uint64_t *)key->ip,
-			       kernel ? s->ld->kspill_frames : s->ld->max_stack, kernel);
+			       kernel ? s->ld->plan->kspill_frames : s->ld->plan->max_stack, kernel);
 	if (!v[sc->n].s)
 		return -1;
 	sc->n++;
@@ -217,44 +207,37 @@ const struct stack *stacks_get(struct stacks *s, int32_t id, bool kernel)
 	/* Stack ids stay valid for the whole run: nothing deletes them. */
 	if (bpf_map_lookup_elem(kernel ? s->ld->kstacks_fd : s->ld->stacks_fd, &id, s->buf))
 		return NULL;
-	s->by_id[slot] = new_stack(s, s->buf, kernel ? s->ld->kstack_frames : s->ld->max_stack,
+	s->by_id[slot] = new_stack(s, s->buf, kernel ? s->ld->plan->kstack_frames : s->ld->plan->max_stack,
 				   kernel);
 	return s->by_id[slot];
+}
+
+/* Frames searched for in the interned set. */
+struct frames {
+	const uint64_t *ip;
+	uint32_t n;
+};
+
+static bool same_stack(const void *ctx, uintptr_t rec, const void *key)
+{
+	const struct stack *st = (const struct stack *)rec;
+	const struct frames *f = key;
+
+	(void)ctx;
+	return st->nr == f->n && !memcmp(st->ip, f->ip, f->n * sizeof(*f->ip));
 }
 
 /* The one copy of stack ST (frames N of IP) in the set, added if need be. */
 static const struct stack *intern(struct stacks *s, const uint64_t *ip, uint32_t n)
 {
-	struct stack_set *set = &s->interned;
+	const struct frames key = { ip, n };
 	uint32_t h = fnv1a(FNV1A_INIT, ip, n * sizeof(*ip));
 	struct interned *hdr;
 	struct stack *st;
-	size_t i;
 
-	if ((set->n + 1) * 2 > set->cap) {
-		struct stack_set g = { .cap = set->cap ? set->cap * 2 : 1024 };
-
-		g.v = calloc(g.cap, sizeof(*g.v));
-		if (!g.v)
-			return NULL;
-		for (i = 0; i < set->cap; i++) {
-			const struct stack *o = set->v[i];
-			size_t j;
-
-			if (!o)
-				continue;
-			j = hdr_of(o)->hash & (g.cap - 1);
-			while (g.v[j])
-				j = (j + 1) & (g.cap - 1);
-			g.v[j] = set->v[i];
-		}
-		free(set->v);
-		g.n = set->n;
-		*set = g;
-	}
-	for (i = h & (set->cap - 1); set->v[i]; i = (i + 1) & (set->cap - 1))
-		if (set->v[i]->nr == n && !memcmp(set->v[i]->ip, ip, n * sizeof(*ip)))
-			return set->v[i];
+	st = (struct stack *)key_set_get(&s->interned, h, &key, same_stack, NULL);
+	if (st)
+		return st;
 	hdr = malloc(sizeof(*hdr) + sizeof(*st) + n * sizeof(*ip));
 	if (!hdr)
 		return NULL;
@@ -262,35 +245,23 @@ static const struct stack *intern(struct stacks *s, const uint64_t *ip, uint32_t
 	st = (struct stack *)(hdr + 1);
 	st->nr = n;
 	memcpy(st->ip, ip, n * sizeof(*ip));
-	set->v[i] = st;
-	if (++set->n > s->tables.stacks_peak)
-		s->tables.stacks_peak = set->n;
+	if (key_set_add(&s->interned, h, (uintptr_t)st)) {
+		free(hdr);
+		return NULL;
+	}
+	if (s->interned.n > s->tables.stacks_peak)
+		s->tables.stacks_peak = s->interned.n;
 	return st;
 }
 
-/* One id less names ST: the last takes it out of the set (backward shift). */
+/* One id less names ST: the last takes it out of the set. */
 static void unintern(struct stacks *s, const struct stack *st)
 {
-	struct stack_set *set = &s->interned;
 	struct interned *hdr = hdr_of(st);
-	size_t mask = set->cap - 1, hole, i;
 
 	if (--hdr->refs)
 		return;
-	for (hole = hdr->hash & mask; set->v[hole] != st; hole = (hole + 1) & mask)
-		;
-	set->v[hole] = NULL;
-	set->n--;
-	for (i = (hole + 1) & mask; set->v[i]; i = (i + 1) & mask) {
-		size_t home = hdr_of(set->v[i])->hash & mask;
-
-		/* Stays if its home lies cyclically in (hole, i]. */
-		if ((i > hole) ? (home > hole && home <= i) : (home > hole || home <= i))
-			continue;
-		set->v[hole] = set->v[i];
-		set->v[i] = NULL;
-		hole = i;
-	}
+	key_set_del(&s->interned, hdr->hash, (uintptr_t)st);
 	free(hdr);
 }
 
@@ -443,7 +414,7 @@ int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
 	if (!s->unwinder || size < sizeof(*c) || c->len > size - sizeof(*c))
 		return 0;
 	/* Shorter than asked: the copy reached the end of the stack mapping. */
-	n = unwinder_unwind(s->unwinder, c, c->len < size - sizeof(*c), s->buf, s->ld->max_stack,
+	n = unwinder_unwind(s->unwinder, c, c->len < size - sizeof(*c), s->buf, s->ld->plan->max_stack,
 			    &end, &reads);
 	st = intern(s, s->buf, n);
 	if (!st)
@@ -567,21 +538,22 @@ const struct unwind_counts *stacks_unwind_counts(const struct stacks *s)
 
 struct stacks *stacks_new(const struct loader *ld, size_t table_budget, uint32_t copy_bytes)
 {
+	const struct plan *pl = ld->plan;
 	struct stacks *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
 	s->ld = ld;
-	if (ld->dwarf) {
+	if (pl->dwarf) {
 		s->unwinder = unwinder_new(table_budget);
 		s->sample_copy = malloc(sizeof(*s->sample_copy) + copy_bytes);
 		s->sample_copy_bytes = copy_bytes;
 	}
-	s->nr_ids = ld->stack_ids;
+	s->nr_ids = pl->stack_ids;
 	s->by_id = calloc(2 * s->nr_ids, sizeof(*s->by_id));
-	s->buf = calloc(ld->kstack_frames > ld->max_stack ? ld->kstack_frames : ld->max_stack,
+	s->buf = calloc(pl->kstack_frames > pl->max_stack ? pl->kstack_frames : pl->max_stack,
 			sizeof(uint64_t));
-	if (!s->by_id || !s->buf || (ld->dwarf && (!s->unwinder || !s->sample_copy))) {
+	if (!s->by_id || !s->buf || (pl->dwarf && (!s->unwinder || !s->sample_copy))) {
 		stacks_free(s);
 		return NULL;
 	}
@@ -607,8 +579,8 @@ void stacks_free(struct stacks *s)
 	free(s->retired);
 	for (size_t i = 0; i < s->interned.cap; i++)
 		if (s->interned.v[i])
-			free(hdr_of(s->interned.v[i]));
-	free(s->interned.v);
+			free(hdr_of((const struct stack *)s->interned.v[i]));
+	key_set_free(&s->interned);
 	unwinder_free(s->unwinder);
 	free(s);
 }

@@ -7,7 +7,6 @@
  */
 #include <stdio.h>
 
-#include "record/loader.h"
 #include "record/summary.h"
 #include "unwind/unwind.h"
 
@@ -172,7 +171,7 @@ static void print_flight_summary(const struct offcpu_opts *o, const struct colle
 			o->flight_bytes / 1048576.0, rot->ended_unwritten / 1048576.0);
 }
 
-void summary_print(const struct offcpu_opts *o, const struct probe *p,
+void summary_print(const struct offcpu_opts *o, const struct plan *pl,
 		   const struct collector_stats *st, uint64_t missed,
 		   const struct rotation *rot)
 {
@@ -220,7 +219,7 @@ void summary_print(const struct offcpu_opts *o, const struct probe *p,
 		fprintf(stderr, "[ offcpu: %llu blocks whose switch-in had no sched_switch event, "
 			"ended from their thread's CPU time (tp,hash: at the CPU's last switch seen) ]\n",
 			(unsigned long long)n[STAT_UNSEEN_ENDED]);
-	if (o->verbose && loader_stack_cache(o, p))
+	if (o->verbose && pl->stack_cache)
 		print_stack_cache(o, n);
 	if (o->verbose && st->unwind)
 		print_unwind(n, st->unwind);
@@ -262,23 +261,21 @@ void summary_print(const struct offcpu_opts *o, const struct probe *p,
 			(unsigned long long)missed);
 }
 
-void summary_unwinding(const struct offcpu_opts *o, const struct probe *p)
+void summary_unwinding(const struct offcpu_opts *o, const struct plan *pl)
 {
-	const char *why;
-
-	if (loader_dwarf(o, p, &why)) {
-		if (o->verbose && loader_kunwind(o, p, &why))
+	if (pl->dwarf) {
+		if (o->verbose && pl->kunwind)
 			fprintf(stderr, "user stacks: unwound with CFI in the kernel, from rows loaded "
 				"per file (a stack it cannot walk: copied, %u bytes)\n", o->copy_bytes);
 		else if (o->verbose)
 			fprintf(stderr, "user stacks: copied (%u bytes) and unwound with CFI (not in "
-				"the kernel: %s)\n", o->copy_bytes, why);
-		else if (o->unwind_in_kernel && !loader_kunwind(o, p, &why))
+				"the kernel: %s)\n", o->copy_bytes, pl->no_kunwind);
+		else if (o->unwind_in_kernel && !pl->kunwind)
 			fprintf(stderr, "offcpu: user stacks copied, not unwound in the kernel: %s\n",
-				why);
+				pl->no_kunwind);
 	} else if (o->ustack && (o->verbose || o->unwind == UNWIND_DWARF)) {
 		fprintf(stderr, "%suser stacks: frame pointers (no CFI unwinding: %s)\n",
-			o->verbose ? "" : "offcpu: ", why);
+			o->verbose ? "" : "offcpu: ", pl->no_dwarf);
 	}
 }
 

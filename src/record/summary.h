@@ -9,16 +9,16 @@
 
 #include "record/cli.h"
 #include "record/collector.h"
-#include "record/probe.h"
+#include "record/plan.h"
 #include "record/rotation.h"
 
 /* The summary lines, at the end of the recording: MISSED program runs the kernel skipped. */
-void summary_print(const struct offcpu_opts *o, const struct probe *p,
+void summary_print(const struct offcpu_opts *o, const struct plan *pl,
 		   const struct collector_stats *st, uint64_t missed,
 		   const struct rotation *rot);
 
 /* How user stacks are unwound, and why not by CFI: -v, or one line when dwarf was asked for. */
-void summary_unwinding(const struct offcpu_opts *o, const struct probe *p);
+void summary_unwinding(const struct offcpu_opts *o, const struct plan *pl);
 
 /* -v: what the flight recorder keeps, in how much memory, and what writes a file. */
 void summary_flight(const struct offcpu_opts *o);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The aggregate table: one entry per distinct (process or thread, stack),
- * open addressing over interned names; the filters (--pid, --comm).
+ * found by a key set over interned names; the filters (--pid, --comm).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -39,34 +39,54 @@ static uint32_t agg_hash(const struct agg *key)
 	return h;
 }
 
-/*
- * Not hashset's: the table is the aggregates' storage itself (struct agg by
- * value, compared field by field over a frame array), where hashset's maps
- * hold a pointer under a u32, u64 or string key.
- */
-static size_t slot(const struct agg *v, size_t cap, const struct agg *key)
+/* Whether aggregate REC (an index + 1 into the report's) is the one of KEY. */
+static bool agg_match(const void *ctx, uintptr_t rec, const void *key)
 {
-	size_t i = agg_hash(key) & (cap - 1);
+	const struct report *r = ctx;
 
-	while (v[i].comm && !same_key(&v[i], key))
-		i = (i + 1) & (cap - 1);
-	return i;
+	return same_key(&r->v[rec - 1], key);
 }
 
-static int grow(struct report *r)
+/* Room for one more aggregate in r->v, the slots past r->n zeroed (free ones, for output.c). */
+static int reserve_agg(struct report *r)
 {
 	size_t cap = r->cap ? r->cap * 2 : 1024;
-	struct agg *nv = calloc(cap, sizeof(*nv));
+	struct agg *nv;
 
+	if (r->n < r->cap)
+		return 0;
+	nv = realloc(r->v, cap * sizeof(*nv));
 	if (!nv)
 		return -1;
-	for (size_t j = 0; j < r->cap; j++)
-		if (r->v[j].comm)
-			nv[slot(nv, cap, &r->v[j])] = r->v[j];
-	free(r->v);
+	memset(nv + r->cap, 0, (cap - r->cap) * sizeof(*nv));
 	r->v = nv;
 	r->cap = cap;
 	return 0;
+}
+
+/* KEY's aggregate, added (empty, its key copied) if need be; NULL when out of memory. */
+static struct agg *find_agg(struct report *r, const struct agg *key, const struct pd_sample *s)
+{
+	uint32_t h = agg_hash(key);
+	uintptr_t i = key_set_get(&r->aggs, h, key, agg_match, r);
+	struct agg *a;
+
+	if (i)
+		return &r->v[i - 1];
+	if (reserve_agg(r))
+		return NULL;
+	a = &r->v[r->n];
+	*a = *key;
+	a->pid = s->pid;
+	a->frames = malloc(key->nr_frames * sizeof(*a->frames));
+	if (!a->frames || key_set_add(&r->aggs, h, r->n + 1)) {
+		free(a->frames);
+		*a = (struct agg){ 0 };
+		return NULL;
+	}
+	memcpy(a->frames, key->frames, key->nr_frames * sizeof(*a->frames));
+	r->n++;
+	return a;
 }
 
 static bool in_list(const char *list, const char *name)
@@ -94,22 +114,10 @@ static void add_thread(struct agg *a, const char *name)
 int rpt_add(struct report *r, struct agg *key, const struct pd_sample *s,
 	    const char *thread)
 {
-	struct agg *a;
+	struct agg *a = find_agg(r, key, s);
 
-	if ((r->n + 1) * 2 > r->cap && grow(r))
+	if (!a)
 		return -1;
-	a = &r->v[slot(r->v, r->cap, key)];
-	if (!a->comm) {
-		*a = *key;
-		a->pid = s->pid;
-		a->frames = malloc(key->nr_frames * sizeof(*a->frames));
-		if (!a->frames) {
-			a->comm = NULL;
-			return -1;
-		}
-		memcpy(a->frames, key->frames, key->nr_frames * sizeof(*a->frames));
-		r->n++;
-	}
 	add_thread(a, thread);
 	a->total += s->period;
 	a->count++;

@@ -26,6 +26,7 @@ static void cleanup(struct report *r)
 	for (size_t i = 0; i < r->cap; i++)
 		free(r->v[i].frames);
 	free(r->v);
+	key_set_free(&r->aggs);
 	for (size_t i = 0; i < r->nr_blocked; i++)
 		free(r->blocked[i].frames);
 	free(r->blocked);

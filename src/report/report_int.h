@@ -65,8 +65,9 @@ struct report {
 	struct report_opts o;
 	struct pd_file file;
 	struct symbolizer *sym;
-	struct agg *v;
-	size_t n, cap;		/* open-addressing table of cap slots */
+	struct agg *v;		/* n aggregates, then free slots (comm NULL) up to cap */
+	size_t n, cap;
+	struct key_set aggs;	/* v's aggregates by key (indices + 1), until sorted */
 	struct str_set names;	/* commands and function names, each once */
 	struct frame *chain;	/* the sample being added */
 	size_t chain_cap;
