@@ -534,7 +534,7 @@ struct abi_regs {
  * undefined (none of these backends sets default_same_value).
  */
 static const struct abi_regs abi_x86_64[] = {
-	{ 0, 0, CFI_SAME }, { 6, 6, CFI_SAME }, { 12, 16, CFI_SAME },
+	{ 0, 0, CFI_SAME }, { 6, 6, CFI_SAME }, { 7, 7, RULE_BAD }, { 12, 16, CFI_SAME },
 };
 static const struct abi_regs abi_aarch64[] = {
 	{ 19, 30, CFI_SAME }, { 31, 31, RULE_BAD }, { 72, 79, CFI_SAME },
@@ -551,31 +551,41 @@ static const struct abi_regs abi_arm[] = {
 	{ 15, 15, RULE_BAD }, { 264, 271, CFI_SAME },
 };
 
-static struct reg_rule abi_rule(const struct abi_regs *a, size_t n, uint64_t reg)
+/* A machine's rules before any CIE: its registers', and CFA = CFA_REG + 0 (none: 0). */
+struct abi {
+	unsigned int machine;
+	const struct abi_regs *regs;
+	size_t n;
+	uint64_t cfa_reg;
+};
+
+#define ABI(m, regs, cfa) { m, regs, sizeof(regs) / sizeof(regs[0]), cfa }
+
+/* arm64's backend says x30 (its comment says sp): a CIE's DW_CFA_def_cfa replaces it. */
+static const struct abi abis[] = {
+	ABI(EM_X86_64, abi_x86_64, 0), ABI(EM_AARCH64, abi_aarch64, 30), ABI(EM_S390, abi_s390, 0),
+	ABI(EM_RISCV, abi_riscv, 2), ABI(EM_ARM, abi_arm, 13),
+};
+
+static struct reg_rule abi_rule(const struct abi *a, uint64_t reg)
 {
-	for (size_t i = 0; i < n; i++)
-		if (reg >= a[i].first && reg <= a[i].last)
-			return (struct reg_rule){ a[i].rule, 0 };
+	for (size_t i = 0; a && i < a->n; i++)
+		if (reg >= a->regs[i].first && reg <= a->regs[i].last)
+			return (struct reg_rule){ a->regs[i].rule, 0 };
 	return (struct reg_rule){ CFI_UNDEF, 0 };
 }
 
 /* R's state before its CIE's initial instructions. */
 static void abi_state(struct cfa_run *r)
 {
-	const struct abi_regs *a = NULL;
-	size_t n = 0;
-	uint64_t sp = 0;
+	const struct abi *a = NULL;
 
-	switch (r->s->machine) {
-	case EM_X86_64: a = abi_x86_64; n = sizeof(abi_x86_64) / sizeof(*a); break;
-	case EM_AARCH64: a = abi_aarch64; n = sizeof(abi_aarch64) / sizeof(*a); sp = 30; break;
-	case EM_S390: a = abi_s390; n = sizeof(abi_s390) / sizeof(*a); break;
-	case EM_RISCV: a = abi_riscv; n = sizeof(abi_riscv) / sizeof(*a); sp = 2; break;
-	case EM_ARM: a = abi_arm; n = sizeof(abi_arm) / sizeof(*a); sp = 13; break;
-	}
-	/* arm64's backend says x30 (its comment says sp): a CIE's DW_CFA_def_cfa replaces it. */
-	r->st = (struct cfa_state){ .cfa = sp ? CFA_OFFSET : CFA_UNDEF, .cfa_reg = sp,
-				    .ra = abi_rule(a, n, r->ra_reg), .fp = abi_rule(a, n, r->fp_reg) };
+	for (size_t i = 0; i < sizeof(abis) / sizeof(*abis); i++)
+		if (abis[i].machine == r->s->machine)
+			a = &abis[i];
+	r->st = (struct cfa_state){ .cfa = a && a->cfa_reg ? CFA_OFFSET : CFA_UNDEF,
+				    .cfa_reg = a ? a->cfa_reg : 0,
+				    .ra = abi_rule(a, r->ra_reg), .fp = abi_rule(a, r->fp_reg) };
 }
 
 /* REG's rule is now RULE (OFF from the CFA for CFI_AT_CFA), where a row names REG. */
@@ -803,8 +813,10 @@ static int cfa_step(struct cfa_run *r, const uint8_t **pp, const uint8_t *end, b
 		break;
 	default:
 		switch (op) {
-		case DW_CFA_nop: case DW_CFA_GNU_args_size:
-			rc = op == DW_CFA_nop || read_leb(&p, end, false, &v) ? 0 : -1;
+		case DW_CFA_nop:
+			break;
+		case DW_CFA_GNU_args_size:
+			rc = read_leb(&p, end, false, &v) ? 0 : -1;
 			break;
 		case DW_CFA_set_loc:
 			rc = read_encoded(r->s, r->cie->enc, &p, end, &r->loc) ? 0 : -1;

@@ -4,8 +4,9 @@
  * libdw's frame states, the builder before it (kept here as the reference:
  * dwarf_cfi_addrframe at each row's pc), every FDE of real files row for
  * row: the host's libc.so.6 and programs Debian built, Debian's cross libcs
- * (arm64, s390x, riscv64: the other ABIs' rules) and the distribution-built
- * test workload; and DW_CFA_remember/restore_state on a program of our own.
+ * (arm64, s390x, riscv64: the other ABIs' rules), the test workloads
+ * (distribution-built, static musl) and offcpu itself where built; and
+ * DW_CFA_remember/restore_state on a program of our own.
  *   test_cfirows [FILE...]   those files instead
  */
 #include <elfutils/libdw.h>
@@ -189,8 +190,8 @@ static void compare_fdes(struct cfi_file *f, Dwarf_CFI *cfi, const struct cfi_re
 	}
 }
 
-/* PATH's rows both ways: one result, or a skip where it is not there. */
-static void compare_file(const char *path)
+/* PATH's rows both ways: one result (rows-LABEL), or a skip where it is not there. */
+static void compare_file(const char *path, const char *label)
 {
 	struct tally n = { 0 };
 	struct cfi_regs regs;
@@ -200,10 +201,10 @@ static void compare_file(const char *path)
 	Elf *elf;
 	int fd;
 
-	snprintf(name, sizeof(name), "rows-%s", path);
+	snprintf(name, sizeof(name), "rows-%s", label);
 	for (char *c = name; *c; c++)
 		if (*c == '/')
-			*c = '_';
+			*c = '-';
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		printf("SKIP %s: no %s here\n", name, path);
@@ -266,14 +267,14 @@ static void test_restore_state(void)
 	cfi_table_free(&t);
 }
 
-/* The distribution-built workload beside this binary (build/<board>/distro), if made. */
-static void workload_path(char *out, size_t len)
+/* NAME of the x86_64 build beside this binary (build/x86_64/NAME), if made. */
+static void built_path(const char *name, char *out, size_t len)
 {
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	self[n > 0 ? n : 0] = '\0';
-	snprintf(out, len, "%s/../x86_64/distro", dirname(self));
+	snprintf(out, len, "%s/../x86_64/%s", dirname(self), name);
 }
 
 int main(int argc, char **argv)
@@ -284,18 +285,22 @@ int main(int argc, char **argv)
 		"/usr/aarch64-linux-gnu/lib/libc.so.6", "/usr/s390x-linux-gnu/lib/libc.so.6",
 		"/usr/riscv64-linux-gnu/lib/libc.so.6",
 	};
-	char distro[PATH_MAX + 32];
+	/* The distribution-built workload, the static one (musl), offcpu itself. */
+	static const char *const built[] = { "distro", "blocker", "offcpu" };
+	char path[PATH_MAX + 32];
 
 	elf_version(EV_CURRENT);
 	test_restore_state();
 	if (argc > 1) {
 		for (int i = 1; i < argc; i++)
-			compare_file(argv[i]);
+			compare_file(argv[i], argv[i]);
 		return failures != 0;
 	}
 	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++)
-		compare_file(files[i]);
-	workload_path(distro, sizeof(distro));
-	compare_file(distro);
+		compare_file(files[i], files[i] + 1);
+	for (size_t i = 0; i < sizeof(built) / sizeof(*built); i++) {
+		built_path(built[i], path, sizeof(path));
+		compare_file(path, built[i]);
+	}
 	return failures != 0;
 }
