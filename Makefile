@@ -230,7 +230,8 @@ build/asan/offcpu: $(HOST_DEPS)
 # --- tests ---
 # Unit tests: build/unit/test_X from tests/unit/test_X.c and the sources in
 # UNIT_test_X (their libraries in UNIT_LIBS_test_X), host gcc, ASan+UBSan.
-UNIT_TESTS := test_units test_id_list test_ksyms test_procmaps test_hashset test_perf_data test_symbolize test_proc test_tracefs test_cfi test_unwind test_ehabi test_archive test_flight test_ktables test_plan
+UNIT_TESTS := test_units test_id_list test_ksyms test_procmaps test_hashset test_perf_data test_symbolize test_proc test_tracefs test_cfi test_unwind test_ehabi test_archive test_flight test_ktables \
+	test_plan test_cfirows
 UNIT_test_units := src/record/btf_archive.c src/record/cli.c src/lib/id_list.c
 UNIT_LIBS_test_units := -lz
 # lib/ alone: id lists, kallsyms, the process-map model, the hash maps.
@@ -262,6 +263,9 @@ UNIT_LIBS_test_plan := -L$(HOSTTC)/lib -lbpf -lelf -lz
 # `unwind PID` mode is the user-space reference of the unwinder (t_cfi).
 UNIT_test_cfi := src/unwind/cfi.c src/unwind/ehabi.c $(UNIT_test_symbolize)
 UNIT_LIBS_test_cfi := -L$(HOSTTC)/lib -ldw $(UNIT_LIBS_test_symbolize)
+# The CFA interpreter's rows against libdw's, row for row, on real files.
+UNIT_test_cfirows := src/unwind/cfi.c src/unwind/ehabi.c
+UNIT_LIBS_test_cfirows := $(UNIT_LIBS_test_cfi)
 # The user-space unwinder on synthetic stack copies (and u32_map_del).
 UNIT_test_unwind := src/unwind/unwind.c src/unwind/cfi.c src/unwind/ehabi.c src/lib/hashset.c src/lib/procfs.c src/lib/procmaps.c \
 	src/lib/ksyms.c src/symbols/debuginfo.c src/lib/build_id.c

@@ -2,17 +2,26 @@
 /*
  * Compact unwinding tables from .eh_frame/.debug_frame (see cfi.h).
  *
- * libdw interprets the CFI (dwarf_cfi_addrframe gives the register rules
- * and the pc range of each row).  libdw has no call that lists the FDEs, so
- * they are walked with dwarf_next_cfi and only each FDE's initial_location
- * is decoded here (its pointer encoding comes from the CIE's augmentation).
- * The input is untrusted: every read is bounded by the section.  libdw
- * accepts register numbers up to 2^27 in CFA instructions and grows its
- * frame state to match (up to 2 GiB and seconds of memset per row: found by
- * fuzz_cfi, tests/fuzz/corpus/cfi/cfi-slow-unit-*), so every CIE and FDE
- * program is scanned first and a file with a register number beyond
- * MAX_DWARF_REG anywhere is refused whole.  Not covered: a hostile
- * .eh_frame_hdr can point libdw's FDE search into the middle of an entry.
+ * libdw reads the entries (dwarf_next_cfi: CIE and FDE headers, the CIE's
+ * augmentation); each FDE's initial_location is decoded here (its pointer
+ * encoding comes from the CIE's augmentation) as libdw has no call that
+ * lists the FDEs.  The CFA programs are interpreted here, in one pass per
+ * FDE that emits a row at each advance past the last one (fde_rows): libdw
+ * has no call for all the rows of an FDE, only dwarf_cfi_addrframe's one
+ * row at a pc, which runs the FDE's program again from its start each time
+ * and copies the CIE's frame state first (__libdw_frame_at_address in
+ * elfutils' libdw/cfi.c; dwarf_frame_info gives that row's end, the next
+ * pc to ask for), so a table cost rows x instructions: most of the kernel
+ * tables' loader thread (bench/RESULTS.md, 2026-11-26).  The interpreter
+ * gives the rows libdw's frame states gave (tests/unit/test_cfirows.c
+ * compares both on real files), as the OpenTelemetry profiler interprets
+ * its .eh_frame itself (nativeunwind/elfunwindinfo/elfehframe.go).
+ * The input is untrusted: every read is bounded by the section.  Every CIE
+ * and FDE program is scanned first and a file with an unknown opcode or a
+ * register number beyond MAX_DWARF_REG anywhere is refused whole (libdw,
+ * which ran the programs before, grew its frame state to any register
+ * number: up to 2 GiB and seconds of memset per row, found by fuzz_cfi,
+ * tests/fuzz/corpus/cfi/cfi-slow-unit-*).
  */
 #include <elfutils/libdw.h>
 #include <dwarf.h>
@@ -30,22 +39,29 @@
 #include "unwind/cfi.h"
 #include "unwind/ehabi.h"
 
-/* Rows per FDE: Debian's libc has at most a few hundred. */
+/* Rows per FDE: Debian's libc has at most a few hundred; more is broken input. */
 #define MAX_FDE_STEPS	4096
 
 /* Above every architecture's DWARF register numbers (x86_64 ~130, arm64 ~100). */
 #define MAX_DWARF_REG	1024
 
-/* What one FDE covers. */
+/* What one FDE covers, and its CFA program. */
 struct fde_range {
 	uint64_t start, end;
+	const uint8_t *prog;	/* in the CFI section's bytes */
+	uint32_t prog_len;
+	uint32_t cie;		/* index in cfi_src.cies */
 };
 
-/* The FDE pointer encoding of one CIE, by section offset. */
-struct cie_enc {
+/* One CIE, by section offset: how its FDEs are decoded and their programs run. */
+struct cie_info {
 	uint64_t offset;
-	uint8_t enc;
-	bool aug_z;	/* FDEs carry augmentation data to skip */
+	uint8_t enc;		/* the FDE pointer encoding */
+	bool aug_z;		/* FDEs carry augmentation data to skip */
+	bool signal;		/* 'S': its FDEs describe signal trampolines */
+	uint64_t code_align, ra;
+	int64_t data_align;
+	const uint8_t *prog, *prog_end;	/* the initial instructions */
 };
 
 struct cfi_src {
@@ -55,7 +71,8 @@ struct cfi_src {
 	bool eh_frame;
 	bool big_endian;
 	unsigned int addr_size;
-	struct cie_enc *cies;
+	unsigned int machine;	/* EM_*: the ABI's rules before a CIE's */
+	struct cie_info *cies;
 	size_t nr_cies, cap_cies;
 	struct fde_range *fdes;
 	size_t nr_fdes, cap_fdes;
@@ -308,19 +325,40 @@ static bool scan_program(const struct cfi_src *s, uint8_t enc, const uint8_t *p,
 	return true;
 }
 
+/* Whether a CIE's augmentation marks signal frames ('S'), read as libdw's intern_new_cie does. */
+static bool cie_signal(const char *aug)
+{
+	bool sized = false;
+
+	for (; aug && *aug; aug++) {
+		if (*aug == 'S')
+			return true;
+		if (*aug == 'z')
+			sized = true;
+		else if (!strchr("LRP", *aug) && !sized)
+			return false;	/* libdw stops at an unknown letter without 'z' */
+	}
+	return false;
+}
+
 /* Results of add_cie/add_fde: -1 out of memory, or one of these. */
 enum { ENTRY_OK, ENTRY_SKIPPED, ENTRY_REFUSED };
 
 /* A CIE whose program fails the scan refuses the file. */
 static int add_cie(struct cfi_src *s, uint64_t offset, const Dwarf_CIE *cie)
 {
-	struct cie_enc *v = grow(s->cies, &s->cap_cies, s->nr_cies + 1, sizeof(*v));
+	struct cie_info *v = grow(s->cies, &s->cap_cies, s->nr_cies + 1, sizeof(*v));
 	bool aug_z = cie->augmentation && cie->augmentation[0] == 'z';
 
 	if (!v)
 		return -1;
 	s->cies = v;
-	v[s->nr_cies++] = (struct cie_enc){ offset, cie_fde_encoding(s, cie), aug_z && s->eh_frame };
+	v[s->nr_cies++] = (struct cie_info){
+		.offset = offset, .enc = cie_fde_encoding(s, cie), .aug_z = aug_z && s->eh_frame,
+		.signal = cie_signal(cie->augmentation), .code_align = cie->code_alignment_factor,
+		.data_align = cie->data_alignment_factor, .ra = cie->return_address_register,
+		.prog = cie->initial_instructions, .prog_end = cie->initial_instructions_end,
+	};
 	if (cie->return_address_register > MAX_DWARF_REG ||
 	    !scan_program(s, DW_EH_PE_absptr, cie->initial_instructions,
 			  cie->initial_instructions_end))
@@ -328,7 +366,7 @@ static int add_cie(struct cfi_src *s, uint64_t offset, const Dwarf_CIE *cie)
 	return ENTRY_OK;
 }
 
-static const struct cie_enc *find_cie(const struct cfi_src *s, uint64_t offset)
+static const struct cie_info *find_cie(const struct cfi_src *s, uint64_t offset)
 {
 	size_t i;
 
@@ -341,15 +379,16 @@ static const struct cie_enc *find_cie(const struct cfi_src *s, uint64_t offset)
 
 static int add_fde(struct cfi_src *s, const Dwarf_FDE *fde)
 {
-	const struct cie_enc *cie = find_cie(s, fde->CIE_pointer);
+	const struct cie_info *cie = find_cie(s, fde->CIE_pointer);
 	const uint8_t *p = fde->start;
 	uint64_t start, len;
 	struct fde_range *v;
 
-	/* What cannot be decoded could not be scanned: libdw must not run it. */
+	/* What cannot be decoded could not be scanned: it must not be run. */
 	if (!cie || !read_encoded(s, cie->enc, &p, fde->end, &start) ||
 	    !read_encoded(s, cie->enc & 0x0f, &p, fde->end, &len) ||
-	    (cie->aug_z && !skip_block(&p, fde->end)) || !scan_program(s, cie->enc, p, fde->end))
+	    (cie->aug_z && !skip_block(&p, fde->end)) || !scan_program(s, cie->enc, p, fde->end) ||
+	    (uint64_t)((const uint8_t *)fde->end - p) > UINT32_MAX)
 		return ENTRY_REFUSED;
 	/* An empty FDE (a function the linker dropped) covers nothing. */
 	if (len == 0 || start + len < start)
@@ -358,7 +397,9 @@ static int add_fde(struct cfi_src *s, const Dwarf_FDE *fde)
 	if (!v)
 		return -1;
 	s->fdes = v;
-	v[s->nr_fdes++] = (struct fde_range){ start, start + len };
+	v[s->nr_fdes++] = (struct fde_range){ start, start + len, p,
+					      (uint32_t)((const uint8_t *)fde->end - p),
+					      (uint32_t)(cie - s->cies) };
 	return ENTRY_OK;
 }
 
@@ -409,73 +450,6 @@ static int walk_fdes(struct cfi_src *s, struct cfi_table *t, char *err, size_t l
 	return 0;
 }
 
-/* A saved register's rule: where the caller's value of REGNO is. */
-static int reg_rule(Dwarf_Frame *f, int regno, uint8_t *rule, int32_t *off)
-{
-	Dwarf_Op mem[3], *ops;
-	size_t nops;
-	int64_t v = 0;
-
-	*off = 0;
-	if (dwarf_frame_register(f, regno, mem, &ops, &nops) != 0)
-		return -1;	/* error, or a value expression */
-	if (nops == 0) {
-		*rule = ops ? CFI_UNDEF : CFI_SAME;
-		return 0;
-	}
-	if (ops[0].atom != DW_OP_call_frame_cfa || nops > 2)
-		return -1;
-	if (nops == 2) {
-		if (ops[1].atom != DW_OP_plus_uconst)
-			return -1;
-		v = (int64_t)ops[1].number;
-	}
-	if (v < INT32_MIN || v > INT32_MAX)
-		return -1;
-	*rule = CFI_AT_CFA;
-	*off = (int32_t)v;
-	return 0;
-}
-
-/* One row from libdw's frame state; its range in *START, *END. */
-static void row_of_frame(Dwarf_Frame *f, const struct cfi_regs *regs, struct cfi_row *row,
-			 Dwarf_Addr *start, Dwarf_Addr *end)
-{
-	Dwarf_Op *ops;
-	size_t nops;
-	bool signalp = false;
-	int ra;
-
-	memset(row, 0, sizeof(*row));
-	ra = dwarf_frame_info(f, start, end, &signalp);
-	row->pc = *start;
-	row->kind = CFI_EXPR;
-	if (signalp) {
-		row->kind = CFI_SIGNAL;
-		return;
-	}
-	if (dwarf_frame_cfa(f, &ops, &nops) != 0)
-		return;
-	if (nops == 0) {
-		row->kind = CFI_END;
-		return;
-	}
-	if (nops != 1 || ops[0].atom != DW_OP_bregx ||
-	    (int64_t)ops[0].number2 < INT32_MIN || (int64_t)ops[0].number2 > INT32_MAX)
-		return;
-	if (ops[0].number == (Dwarf_Word)regs->sp)
-		row->cfa_base = CFI_BASE_SP;
-	else if (ops[0].number == (Dwarf_Word)regs->fp)
-		row->cfa_base = CFI_BASE_FP;
-	else
-		return;
-	row->cfa_off = (int32_t)ops[0].number2;
-	if (reg_rule(f, ra >= 0 ? ra : regs->ra, &row->ra_rule, &row->ra_off) ||
-	    reg_rule(f, regs->fp, &row->fp_rule, &row->fp_off))
-		return;
-	row->kind = row->ra_rule == CFI_UNDEF ? CFI_END : CFI_NORMAL;
-}
-
 static bool same_rules(const struct cfi_row *a, const struct cfi_row *b)
 {
 	return a->kind == b->kind && a->cfa_base == b->cfa_base && a->cfa_off == b->cfa_off &&
@@ -483,8 +457,7 @@ static bool same_rules(const struct cfi_row *a, const struct cfi_row *b)
 	       a->fp_rule == b->fp_rule && a->fp_off == b->fp_off;
 }
 
-/* Appends ROW unless the previous row already says the same. */
-static int push_row(struct cfi_table *t, size_t max_rows, const struct cfi_row *row)
+int cfi_table_push(struct cfi_table *t, size_t max_rows, const struct cfi_row *row)
 {
 	struct cfi_row *v;
 
@@ -504,38 +477,503 @@ static int push_row(struct cfi_table *t, size_t max_rows, const struct cfi_row *
 	return 0;
 }
 
-/* The rows of one FDE, then a gap row where it ends. */
-static int fde_rows(Dwarf_CFI *cfi, const struct cfi_regs *regs, const struct fde_range *r,
-		    struct cfi_table *t, size_t max_rows)
+/* ---- CFA programs: one pass over an FDE's instructions gives its rows ---- */
+
+/*
+ * A saved register's rule as a row says it (CFI_SAME, CFI_AT_CFA,
+ * CFI_UNDEF), or RULE_BAD where a row cannot (val_offset, register, an
+ * expression but CFA + n): a row of kind CFI_EXPR then.  Each DWARF rule is
+ * turned into this when it is set, as reg_rule turned libdw's into it.
+ */
+#define RULE_BAD	0xff
+
+struct reg_rule {
+	uint8_t rule;
+	int32_t off;
+};
+
+/*
+ * The CFA: none (also an empty expression), REG + OFF (by DW_CFA_def_cfa,
+ * or an expression of DW_OP_bregx alone, which DW_CFA_def_cfa_offset does
+ * not change), or what no row can say (another expression, or an offset
+ * changed while the rule was none of REG + OFF: libdw's cfa_invalid).
+ */
+enum cfa_how { CFA_UNDEF, CFA_OFFSET, CFA_EXPR_REG, CFA_BAD };
+
+/* What a row is made of: the CFA and the rules of the two registers rows name. */
+struct cfa_state {
+	uint8_t cfa;		/* enum cfa_how */
+	uint64_t cfa_reg, cfa_off;
+	struct reg_rule ra, fp;
+};
+
+/* DW_CFA_remember_state depth: GCC nests one or two; deeper fails the FDE. */
+#define CFA_STACK	16
+
+struct cfa_run {
+	const struct cfi_src *s;
+	const struct cie_info *cie;
+	uint64_t ra_reg, fp_reg;
+	const struct cfa_state *init;	/* the CIE's state (restore): NULL in the CIE's program */
+	struct cfa_state st;
+	struct cfa_state saved[CFA_STACK];
+	size_t depth;
+	uint64_t loc;
+};
+
+/* Registers whose rule before any CIE is RULE (from FIRST to LAST). */
+struct abi_regs {
+	uint16_t first, last;
+	uint8_t rule;
+};
+
+/*
+ * libdw starts every CIE from its backend's ABI rules (backends/<arch>_cfi.c,
+ * *_abi_cfi): callee-saved registers keep their value, the stack pointer
+ * (and arm's pc) have rules no row can say; every other register is
+ * undefined (none of these backends sets default_same_value).
+ */
+static const struct abi_regs abi_x86_64[] = {
+	{ 0, 0, CFI_SAME }, { 6, 6, CFI_SAME }, { 7, 7, RULE_BAD }, { 12, 16, CFI_SAME },
+};
+static const struct abi_regs abi_aarch64[] = {
+	{ 19, 30, CFI_SAME }, { 31, 31, RULE_BAD }, { 72, 79, CFI_SAME },
+};
+static const struct abi_regs abi_s390[] = {
+	{ 6, 15, CFI_SAME }, { 24, 31, CFI_SAME },
+};
+static const struct abi_regs abi_riscv[] = {
+	{ 1, 1, CFI_SAME }, { 2, 2, RULE_BAD }, { 8, 9, CFI_SAME }, { 18, 27, CFI_SAME },
+	{ 40, 41, CFI_SAME }, { 50, 59, CFI_SAME },
+};
+static const struct abi_regs abi_arm[] = {
+	{ 4, 8, CFI_SAME }, { 10, 11, CFI_SAME }, { 13, 13, RULE_BAD }, { 14, 14, CFI_SAME },
+	{ 15, 15, RULE_BAD }, { 264, 271, CFI_SAME },
+};
+
+/* A machine's rules before any CIE: its registers', and CFA = CFA_REG + 0 (none: 0). */
+struct abi {
+	unsigned int machine;
+	const struct abi_regs *regs;
+	size_t n;
+	uint64_t cfa_reg;
+};
+
+#define ABI(m, regs, cfa) { m, regs, sizeof(regs) / sizeof(regs[0]), cfa }
+
+/* arm64's backend says x30 (its comment says sp): a CIE's DW_CFA_def_cfa replaces it. */
+static const struct abi abis[] = {
+	ABI(EM_X86_64, abi_x86_64, 0), ABI(EM_AARCH64, abi_aarch64, 30), ABI(EM_S390, abi_s390, 0),
+	ABI(EM_RISCV, abi_riscv, 2), ABI(EM_ARM, abi_arm, 13),
+};
+
+static struct reg_rule abi_rule(const struct abi *a, uint64_t reg)
+{
+	for (size_t i = 0; a && i < a->n; i++)
+		if (reg >= a->regs[i].first && reg <= a->regs[i].last)
+			return (struct reg_rule){ a->regs[i].rule, 0 };
+	return (struct reg_rule){ CFI_UNDEF, 0 };
+}
+
+/* R's state before its CIE's initial instructions. */
+static void abi_state(struct cfa_run *r)
+{
+	const struct abi *a = NULL;
+
+	for (size_t i = 0; i < sizeof(abis) / sizeof(*abis); i++)
+		if (abis[i].machine == r->s->machine)
+			a = &abis[i];
+	r->st = (struct cfa_state){ .cfa = a && a->cfa_reg ? CFA_OFFSET : CFA_UNDEF,
+				    .cfa_reg = a ? a->cfa_reg : 0,
+				    .ra = abi_rule(a, r->ra_reg), .fp = abi_rule(a, r->fp_reg) };
+}
+
+/* REG's rule is now RULE (OFF from the CFA for CFI_AT_CFA), where a row names REG. */
+static void set_rule(struct cfa_run *r, uint64_t reg, uint8_t rule, int64_t off)
+{
+	struct reg_rule v = { rule, 0 };
+
+	if (rule == CFI_AT_CFA && (off < INT32_MIN || off > INT32_MAX))
+		v.rule = RULE_BAD;
+	else if (rule == CFI_AT_CFA)
+		v.off = (int32_t)off;
+	if (reg == r->ra_reg)
+		r->st.ra = v;
+	if (reg == r->fp_reg)
+		r->st.fp = v;
+}
+
+/*
+ * A DW_CFA_expression (VAL: DW_CFA_val_expression) block B of LEN bytes as
+ * REG's rule: libdw's ops for it are the CFA pushed, the block's, then (VAL)
+ * DW_OP_stack_value, and none at all for an empty block (undefined then).
+ */
+static void set_expr_rule(struct cfa_run *r, uint64_t reg, const uint8_t *b, uint64_t len, bool val)
+{
+	const uint8_t *p = b + 1;
+	uint64_t n;
+
+	if (!len)
+		set_rule(r, reg, CFI_UNDEF, 0);
+	else if (!val && b[0] == DW_OP_plus_uconst && read_leb(&p, b + len, false, &n) &&
+		 p == b + len)
+		set_rule(r, reg, CFI_AT_CFA, (int64_t)n);
+	else
+		set_rule(r, reg, RULE_BAD, 0);
+}
+
+/* DW_CFA_def_cfa_expression's block B (LEN bytes): a row says DW_OP_bregx alone, or none. */
+static void set_cfa_expr(struct cfa_run *r, const uint8_t *b, uint64_t len)
+{
+	const uint8_t *p = b + 1;
+	uint64_t reg, off;
+
+	r->st.cfa = CFA_BAD;
+	if (!len)
+		r->st.cfa = CFA_UNDEF;
+	else if (b[0] == DW_OP_bregx && read_leb(&p, b + len, false, &reg) &&
+		 read_leb(&p, b + len, true, &off) && p == b + len)
+		r->st = (struct cfa_state){ CFA_EXPR_REG, reg, off, r->st.ra, r->st.fp };
+}
+
+/* DW_CFA_def_cfa_register/_offset apply to REG + OFF only (libdw's require_cfa_offset). */
+static void require_offset(struct cfa_run *r)
+{
+	if (r->st.cfa != CFA_OFFSET)
+		r->st.cfa = CFA_BAD;
+}
+
+/* DW_CFA_restore: REG's rule as the CIE left it; none in the CIE's own program. */
+static int restore(struct cfa_run *r, uint64_t reg)
+{
+	if (!r->init || reg > MAX_DWARF_REG)
+		return -1;
+	if (reg == r->ra_reg)
+		r->st.ra = r->init->ra;
+	if (reg == r->fp_reg)
+		r->st.fp = r->init->fp;
+	return 0;
+}
+
+/* SPARC's DW_CFA_GNU_window_save as libdw applies it (arm64's negate_ra_state: nothing). */
+static void window_save(struct cfa_run *r)
+{
+	if (r->s->machine == EM_AARCH64)
+		return;
+	for (uint64_t reg = 8; reg < 16; reg++)
+		set_rule(r, reg, RULE_BAD, 0);
+	for (uint64_t reg = 16; reg < 32; reg++)
+		set_rule(r, reg, CFI_AT_CFA, (int64_t)((reg - 16) * r->s->addr_size));
+}
+
+/* A register operand, within MAX_DWARF_REG as every program was scanned to be. */
+static bool op_reg(const uint8_t **p, const uint8_t *end, uint64_t *reg)
+{
+	return read_leb(p, end, false, reg) && *reg <= MAX_DWARF_REG;
+}
+
+/* A DW_FORM_block operand: its bytes in *B, *LEN. */
+static bool op_block(const uint8_t **p, const uint8_t *end, const uint8_t **b, uint64_t *len)
+{
+	if (!read_leb(p, end, false, len) || *len > (uint64_t)(end - *p))
+		return false;
+	*b = *p;
+	*p += *len;
+	return true;
+}
+
+/* The location advances by DELTA code alignment units. */
+static void advance(struct cfa_run *r, uint64_t delta, bool *moved)
+{
+	r->loc += delta * r->cie->code_align;
+	*moved = true;
+}
+
+/* An advance_loc1/2/4/8 operand of N bytes. */
+static int op_advance(struct cfa_run *r, const uint8_t **p, const uint8_t *end, unsigned int n,
+		      bool *moved)
+{
+	if ((size_t)(end - *p) < n)
+		return -1;
+	advance(r, read_uint(*p, n, r->s->big_endian), moved);
+	*p += n;
+	return 0;
+}
+
+/* Register rules of the extended opcodes (the ones of operand REG); -1 unknown or short. */
+static int reg_op(struct cfa_run *r, uint8_t op, const uint8_t **p, const uint8_t *end)
+{
+	uint64_t daf = (uint64_t)r->cie->data_align, reg, v;
+	const uint8_t *b;
+
+	if (!op_reg(p, end, &reg))
+		return -1;
+	switch (op) {
+	case DW_CFA_undefined:
+		set_rule(r, reg, CFI_UNDEF, 0);
+		return 0;
+	case DW_CFA_same_value:
+		set_rule(r, reg, CFI_SAME, 0);
+		return 0;
+	case DW_CFA_restore_extended:
+		return restore(r, reg);
+	case DW_CFA_offset_extended:
+		if (!read_leb(p, end, false, &v))
+			return -1;
+		set_rule(r, reg, CFI_AT_CFA, (int64_t)(v * daf));
+		return 0;
+	case DW_CFA_offset_extended_sf:
+		if (!read_leb(p, end, true, &v))
+			return -1;
+		set_rule(r, reg, CFI_AT_CFA, (int64_t)(v * daf));
+		return 0;
+	case DW_CFA_GNU_negative_offset_extended:
+		if (!read_leb(p, end, false, &v))
+			return -1;
+		set_rule(r, reg, CFI_AT_CFA, (int64_t)(-v * daf));
+		return 0;
+	case DW_CFA_val_offset: case DW_CFA_val_offset_sf:
+		if (!read_leb(p, end, op == DW_CFA_val_offset_sf, &v))
+			return -1;
+		set_rule(r, reg, RULE_BAD, 0);
+		return 0;
+	case DW_CFA_register:
+		if (!op_reg(p, end, &v))
+			return -1;
+		set_rule(r, reg, RULE_BAD, 0);
+		return 0;
+	case DW_CFA_expression: case DW_CFA_val_expression:
+		if (!op_block(p, end, &b, &v))
+			return -1;
+		set_expr_rule(r, reg, b, v, op == DW_CFA_val_expression);
+		return 0;
+	}
+	return -1;
+}
+
+/* The CFA's rules. */
+static int cfa_op(struct cfa_run *r, uint8_t op, const uint8_t **p, const uint8_t *end)
+{
+	uint64_t daf = (uint64_t)r->cie->data_align, reg, v;
+	const uint8_t *b;
+
+	switch (op) {
+	case DW_CFA_def_cfa: case DW_CFA_def_cfa_sf:
+		if (!op_reg(p, end, &reg) || !read_leb(p, end, op == DW_CFA_def_cfa_sf, &v))
+			return -1;
+		r->st.cfa = CFA_OFFSET;
+		r->st.cfa_reg = reg;
+		r->st.cfa_off = op == DW_CFA_def_cfa_sf ? v * daf : v;
+		return 0;
+	case DW_CFA_def_cfa_register:
+		if (!op_reg(p, end, &reg))
+			return -1;
+		require_offset(r);
+		r->st.cfa_reg = reg;
+		return 0;
+	case DW_CFA_def_cfa_offset: case DW_CFA_def_cfa_offset_sf:
+		if (!read_leb(p, end, op == DW_CFA_def_cfa_offset_sf, &v))
+			return -1;
+		require_offset(r);
+		r->st.cfa_off = op == DW_CFA_def_cfa_offset_sf ? v * daf : v;
+		return 0;
+	case DW_CFA_def_cfa_expression:
+		if (!op_block(p, end, &b, &v))
+			return -1;
+		set_cfa_expr(r, b, v);
+		return 0;
+	}
+	return reg_op(r, op, p, end);
+}
+
+/*
+ * Runs the instruction at *PP (advanced past it); *MOVED when it moved the
+ * location.  0, or -1 where libdw fails the row (an unknown or short
+ * instruction, a restore without a state to restore).
+ */
+static int cfa_step(struct cfa_run *r, const uint8_t **pp, const uint8_t *end, bool *moved)
+{
+	const uint8_t *p = *pp;
+	uint8_t op = *p++;
+	uint64_t v;
+	int rc = 0;
+
+	*moved = false;
+	switch (op & 0xc0) {
+	case DW_CFA_advance_loc:
+		advance(r, op & 0x3f, moved);
+		break;
+	case DW_CFA_offset:
+		if (!read_leb(&p, end, false, &v))
+			return -1;
+		set_rule(r, op & 0x3f, CFI_AT_CFA, (int64_t)(v * (uint64_t)r->cie->data_align));
+		break;
+	case DW_CFA_restore:
+		rc = restore(r, op & 0x3f);
+		break;
+	default:
+		switch (op) {
+		case DW_CFA_nop:
+			break;
+		case DW_CFA_GNU_args_size:
+			rc = read_leb(&p, end, false, &v) ? 0 : -1;
+			break;
+		case DW_CFA_set_loc:
+			rc = read_encoded(r->s, r->cie->enc, &p, end, &r->loc) ? 0 : -1;
+			*moved = true;
+			break;
+		case DW_CFA_advance_loc1: rc = op_advance(r, &p, end, 1, moved); break;
+		case DW_CFA_advance_loc2: rc = op_advance(r, &p, end, 2, moved); break;
+		case DW_CFA_advance_loc4: rc = op_advance(r, &p, end, 4, moved); break;
+		case DW_CFA_MIPS_advance_loc8: rc = op_advance(r, &p, end, 8, moved); break;
+		case DW_CFA_remember_state:
+			if (r->depth == CFA_STACK)
+				return -1;
+			r->saved[r->depth++] = r->st;
+			break;
+		case DW_CFA_restore_state:
+			if (!r->depth)
+				return -1;
+			r->st = r->saved[--r->depth];
+			break;
+		case DW_CFA_GNU_window_save:
+			window_save(r);
+			break;
+		default:
+			rc = cfa_op(r, op, &p, end);
+		}
+	}
+	*pp = p;
+	return rc;
+}
+
+/* The CIE's state its FDEs start from: the ABI's, then its initial instructions. */
+static int cie_state(struct cfa_run *r)
+{
+	const uint8_t *p = r->cie->prog;
+	bool moved;
+
+	abi_state(r);
+	while (p < r->cie->prog_end)
+		/* A CIE describes no address: libdw fails an advance there. */
+		if (cfa_step(r, &p, r->cie->prog_end, &moved) || moved)
+			return -1;
+	r->depth = 0;	/* what it remembered is dropped */
+	return 0;
+}
+
+/* The row of R's state from PC on (what row_of_frame made of libdw's frame state). */
+static void row_of_state(const struct cfa_run *r, const struct cfi_regs *regs, uint64_t pc,
+			 struct cfi_row *row)
+{
+	const struct cfa_state *st = &r->st;
+	int64_t off = (int64_t)st->cfa_off;
+
+	*row = (struct cfi_row){ .pc = pc, .kind = CFI_EXPR };
+	if (r->cie->signal) {
+		row->kind = CFI_SIGNAL;
+		return;
+	}
+	if (st->cfa == CFA_UNDEF) {
+		row->kind = CFI_END;
+		return;
+	}
+	if (st->cfa == CFA_BAD || off < INT32_MIN || off > INT32_MAX)
+		return;
+	if (st->cfa_reg == (uint64_t)regs->sp)
+		row->cfa_base = CFI_BASE_SP;
+	else if (st->cfa_reg == (uint64_t)regs->fp)
+		row->cfa_base = CFI_BASE_FP;
+	else
+		return;
+	row->cfa_off = (int32_t)off;
+	if (st->ra.rule == RULE_BAD)
+		return;
+	row->ra_rule = st->ra.rule;
+	row->ra_off = st->ra.off;
+	if (st->fp.rule == RULE_BAD)
+		return;
+	row->fp_rule = st->fp.rule;
+	row->fp_off = st->fp.off;
+	row->kind = row->ra_rule == CFI_UNDEF ? CFI_END : CFI_NORMAL;
+}
+
+/* fde_rows' own result: the FDE's program fails from here on (libdw's error). */
+#define FDE_BROKEN	1
+
+/* The row of R's state from PC on; FDE_BROKEN past MAX_FDE_STEPS rows. */
+static int emit_row(const struct cfa_run *r, const struct cfi_regs *regs, uint64_t pc,
+		    size_t *rows, struct cfi_table *t, size_t max_rows)
 {
 	struct cfi_row row;
-	Dwarf_Frame *f;
-	Dwarf_Addr pc = r->start, start, end;
-	size_t steps = 0;
+
+	if (++*rows > MAX_FDE_STEPS)
+		return FDE_BROKEN;
+	row_of_state(r, regs, pc, &row);
+	return cfi_table_push(t, max_rows, &row);
+}
+
+/*
+ * The rows of the FDE F, then a gap row where it ends: its program run once,
+ * a row from PC on ending at the first advance past PC (DW_CFA_set_loc may
+ * go back), as libdw's frame state at each row's pc gave them.
+ */
+static int fde_rows(const struct cfi_src *s, const struct cfi_regs *regs, const struct fde_range *f,
+		    struct cfi_table *t, size_t max_rows)
+{
+	struct cfa_run r = { .s = s, .cie = &s->cies[f->cie], .ra_reg = s->cies[f->cie].ra,
+			     .fp_reg = (uint64_t)regs->fp };
+	const uint8_t *p = f->prog, *end = f->prog + f->prog_len;
+	struct cfi_row gap = { .pc = f->end, .kind = CFI_GAP };
+	struct cfa_state init;
+	uint64_t pc = f->start;
+	size_t rows = 0;
+	bool moved;
+	int rc = cie_state(&r) ? FDE_BROKEN : 0;
+
+	init = r.st;
+	r.init = &init;
+	r.loc = f->start;
+	while (!rc && p < end && pc < f->end) {
+		rc = cfa_step(&r, &p, end, &moved) ? FDE_BROKEN : 0;
+		if (rc || !moved || r.loc <= pc)
+			continue;
+		rc = emit_row(&r, regs, pc, &rows, t, max_rows);
+		pc = r.loc < f->end ? r.loc : f->end;
+	}
+	/* The last state holds to the FDE's end. */
+	if (!rc && pc < f->end)
+		rc = emit_row(&r, regs, pc, &rows, t, max_rows);
+	if (rc < 0)
+		return rc;
+	t->stats.bad_fdes += rc == FDE_BROKEN;
+	t->stats.fdes++;
+	return cfi_table_push(t, max_rows, &gap);
+}
+
+int cfi_program_table(const struct cfi_program *prog, size_t max_rows, struct cfi_table *t)
+{
+	Elf_Data data = { .d_buf = (void *)prog->fde, .d_size = prog->fde_len };
+	struct cie_info cie = {
+		.enc = DW_EH_PE_absptr, .signal = prog->signal, .code_align = prog->code_align,
+		.data_align = prog->data_align, .ra = prog->ra, .prog = prog->cie,
+		.prog_end = prog->cie + prog->cie_len,
+	};
+	struct cfi_src s = { .data = &data, .addr_size = 8, .machine = prog->machine,
+			     .cies = &cie, .nr_cies = 1 };
+	struct fde_range f = { prog->start, prog->end, prog->fde, (uint32_t)prog->fde_len, 0 };
+	struct cfi_regs regs;
 	int rc;
 
-	while (pc < r->end) {
-		/* Each step re-runs the FDE's program: bound the quadratic cost. */
-		if (++steps > MAX_FDE_STEPS || dwarf_cfi_addrframe(cfi, pc, &f) != 0) {
-			t->stats.bad_fdes++;
-			break;
-		}
-		row_of_frame(f, regs, &row, &start, &end);
-		free(f);
-		if (end <= pc)
-			break;	/* no progress: malformed */
-		/* libdw may have found another FDE (bad input): stay in ours. */
-		if (end > r->end)
-			end = r->end;
-		row.pc = pc;
-		rc = push_row(t, max_rows, &row);
-		if (rc)
-			return rc;
-		pc = end;
-	}
-	t->stats.fdes++;
-	row = (struct cfi_row){ .pc = r->end, .kind = CFI_GAP };
-	return push_row(t, max_rows, &row);
+	memset(t, 0, sizeof(*t));
+	t->machine = prog->machine;
+	if (cfi_regs_of(prog->machine, &regs) || prog->end <= prog->start ||
+	    prog->fde_len > UINT32_MAX)
+		return -1;
+	rc = fde_rows(&s, &regs, &f, t, max_rows);
+	if (rc)
+		cfi_table_free(t);
+	return rc;
 }
 
 static Elf_Scn *find_section(Elf *elf, const char *want)
@@ -557,8 +995,8 @@ static Elf_Scn *find_section(Elf *elf, const char *want)
 	return NULL;
 }
 
-/* Picks .eh_frame, else .debug_frame; opens libdw's reader of the same. */
-static int open_cfi(struct cfi_src *s, Dwarf **dw, Dwarf_CFI **cfi, char *err, size_t len)
+/* Picks .eh_frame, else .debug_frame. */
+static int open_cfi(struct cfi_src *s, char *err, size_t len)
 {
 	Elf_Scn *scn = find_section(s->elf, ".eh_frame");
 	GElf_Shdr sh;
@@ -576,14 +1014,6 @@ static int open_cfi(struct cfi_src *s, Dwarf **dw, Dwarf_CFI **cfi, char *err, s
 	s->sh_addr = sh.sh_addr;
 	if (!s->data || !s->data->d_buf)
 		return cfi_fail(err, len, "unreadable CFI section");
-	if (s->eh_frame) {
-		*cfi = dwarf_getcfi_elf(s->elf);
-	} else {
-		*dw = dwarf_begin_elf(s->elf, DWARF_C_READ, NULL);
-		*cfi = *dw ? dwarf_getcfi(*dw) : NULL;
-	}
-	if (!*cfi)
-		return cfi_fail(err, len, "libdw cannot read the CFI: %s", dwarf_errmsg(-1));
 	return 0;
 }
 
@@ -635,8 +1065,6 @@ static int build_from_elf(Elf *elf, size_t max_rows, struct cfi_table *t, char *
 {
 	struct cfi_src s = { .elf = elf };
 	struct cfi_regs regs;
-	Dwarf *dw = NULL;
-	Dwarf_CFI *cfi = NULL;
 	GElf_Ehdr eh;
 	uint64_t last_end = 0;
 	size_t i;
@@ -654,7 +1082,8 @@ static int build_from_elf(Elf *elf, size_t max_rows, struct cfi_table *t, char *
 	}
 	s.big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
 	s.addr_size = eh.e_ident[EI_CLASS] == ELFCLASS64 ? 8 : 4;
-	if (open_cfi(&s, &dw, &cfi, err, len) || walk_fdes(&s, t, err, len))
+	s.machine = eh.e_machine;
+	if (open_cfi(&s, err, len) || walk_fdes(&s, t, err, len))
 		goto out;
 	for (i = 0, rc = 0; i < s.nr_fdes && !rc; i++) {
 		/* Overlapping FDEs (broken input): the earlier one wins. */
@@ -662,7 +1091,7 @@ static int build_from_elf(Elf *elf, size_t max_rows, struct cfi_table *t, char *
 			t->stats.bad_fdes++;
 			continue;
 		}
-		rc = fde_rows(cfi, &regs, &s.fdes[i], t, max_rows);
+		rc = fde_rows(&s, &regs, &s.fdes[i], t, max_rows);
 		last_end = s.fdes[i].end;
 	}
 	for (i = 0; i < t->n; i++)
@@ -672,11 +1101,6 @@ static int build_from_elf(Elf *elf, size_t max_rows, struct cfi_table *t, char *
 	else if (rc)
 		rc = cfi_fail(err, len, "out of memory building the CFI table");
 out:
-	if (dw)
-		dwarf_end(dw);
-	/* dwarf_getcfi_elf's handle is the caller's to end; dwarf_end ends dwarf_getcfi's. */
-	else if (cfi)
-		dwarf_cfi_end(cfi);
 	free(s.cies);
 	free(s.fdes);
 	return rc;
@@ -715,8 +1139,6 @@ int cfi_table_build(const char *path, int fd, size_t max_rows, struct cfi_table 
 
 struct cfi_file {
 	Elf *elf;
-	Dwarf *dw;		/* .debug_frame only */
-	Dwarf_CFI *cfi;
 	struct cfi_src src;	/* fdes: sorted, overlapping ones dropped */
 	struct cfi_regs regs;
 	unsigned int machine;
@@ -775,8 +1197,9 @@ struct cfi_file *cfi_file_open(int fd, char *err, size_t errlen)
 	f->src.elf = f->elf;
 	f->src.big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
 	f->src.addr_size = eh.e_ident[EI_CLASS] == ELFCLASS64 ? 8 : 4;
-	/* Every program is scanned now (walk_fdes): libdw never sees a hostile one. */
-	if (open_cfi(&f->src, &f->dw, &f->cfi, err, errlen) ||
+	f->src.machine = eh.e_machine;
+	/* Every program is scanned now (walk_fdes): the interpreter runs scanned ones. */
+	if (open_cfi(&f->src, err, errlen) ||
 	    walk_fdes(&f->src, &stats, err, errlen))
 		goto bad;
 	drop_overlaps(&f->src);
@@ -785,10 +1208,9 @@ struct cfi_file *cfi_file_open(int fd, char *err, size_t errlen)
 		cfi_fail(err, errlen, "out of memory");
 		goto bad;
 	}
-	f->bytes = f->src.nr_fdes * (sizeof(*f->rows) + sizeof(*f->src.fdes));
-	free(f->src.cies);
-	f->src.cies = NULL;
-	f->src.nr_cies = f->src.cap_cies = 0;
+	/* The CIEs stay: their FDEs' programs start from their initial instructions. */
+	f->bytes = f->src.nr_fdes * (sizeof(*f->rows) + sizeof(*f->src.fdes)) +
+		   f->src.cap_cies * sizeof(*f->src.cies);
 	return f;
 bad:
 	cfi_file_close(f);
@@ -833,7 +1255,7 @@ const struct cfi_row *cfi_file_lookup(struct cfi_file *f, uint64_t pc, size_t bu
 		size_t max_rows = budget / sizeof(struct cfi_row);
 
 		/* Beyond the budget (or broken): the FDE stays a gap, and is tried again. */
-		if (!max_rows || fde_rows(f->cfi, &f->regs, &f->src.fdes[lo - 1], t, max_rows) ||
+		if (!max_rows || fde_rows(&f->src, &f->regs, &f->src.fdes[lo - 1], t, max_rows) ||
 		    t->n < 2) {
 			cfi_table_free(t);
 			return NULL;
@@ -854,6 +1276,11 @@ uint64_t cfi_file_fde_start(const struct cfi_file *f, size_t i)
 	return f->src.fdes[i].start;
 }
 
+uint64_t cfi_file_fde_end(const struct cfi_file *f, size_t i)
+{
+	return f->src.fdes[i].end;
+}
+
 int cfi_file_table(struct cfi_file *f, size_t first, size_t n, uint64_t lo, size_t max_rows,
 		   struct cfi_table *t)
 {
@@ -865,9 +1292,9 @@ int cfi_file_table(struct cfi_file *f, size_t first, size_t n, uint64_t lo, size
 	if (first > f->src.nr_fdes || n > f->src.nr_fdes - first)
 		return -1;
 	/* From LO to the first FDE no pc has a row: a gap, not "before the table". */
-	rc = push_row(t, max_rows, &gap);
+	rc = cfi_table_push(t, max_rows, &gap);
 	for (size_t i = first; i < first + n && !rc; i++)
-		rc = fde_rows(f->cfi, &f->regs, &f->src.fdes[i], t, max_rows);
+		rc = fde_rows(&f->src, &f->regs, &f->src.fdes[i], t, max_rows);
 	for (size_t i = 0; i < t->n; i++)
 		t->stats.expr_rows += t->rows[i].kind == CFI_EXPR;
 	if (rc)
@@ -883,10 +1310,6 @@ void cfi_file_close(struct cfi_file *f)
 		cfi_table_free(&f->rows[i]);
 	free(f->rows);
 	cfi_table_free(&f->ehabi);
-	if (f->dw)
-		dwarf_end(f->dw);
-	else if (f->cfi)
-		dwarf_cfi_end(f->cfi);
 	elf_end(f->elf);
 	free(f->src.cies);
 	free(f->src.fdes);

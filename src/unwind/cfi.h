@@ -41,7 +41,7 @@ struct cfi_row {
 
 struct cfi_stats {
 	size_t fdes;		/* FDEs turned into rows */
-	size_t bad_fdes;	/* FDEs libdw could not read: left as gaps */
+	size_t bad_fdes;	/* FDEs unreadable, or whose program fails: gaps */
 	size_t expr_rows;	/* rows of kind CFI_EXPR */
 	size_t no_unwind;	/* EHABI: entries that cannot unwind (no table there) */
 };
@@ -74,6 +74,13 @@ int cfi_fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(
  */
 int cfi_table_build(const char *path, int fd, size_t max_rows, struct cfi_table *t,
 		    char *err, size_t errlen);
+
+/*
+ * Appends ROW to T unless the last row already says the same (a row at the
+ * last row's pc replaces it): 0, -2 past MAX_ROWS (0: no limit), -1 out of
+ * memory.
+ */
+int cfi_table_push(struct cfi_table *t, size_t max_rows, const struct cfi_row *row);
 
 /* The row covering PC, or NULL when PC lies before the first row. */
 const struct cfi_row *cfi_table_lookup(const struct cfi_table *t, uint64_t pc);
@@ -116,6 +123,7 @@ const struct cfi_row *cfi_file_lookup(struct cfi_file *f, uint64_t pc, size_t bu
  */
 size_t cfi_file_fdes(const struct cfi_file *f);
 uint64_t cfi_file_fde_start(const struct cfi_file *f, size_t i);
+uint64_t cfi_file_fde_end(const struct cfi_file *f, size_t i);
 /*
  * The rows of F's FDEs [FIRST, FIRST + N) into T, as cfi_table_build's,
  * from LO (a gap row up to the first FDE) on: 0, -2 past MAX_ROWS (0: no
@@ -124,6 +132,24 @@ uint64_t cfi_file_fde_start(const struct cfi_file *f, size_t i);
 int cfi_file_table(struct cfi_file *f, size_t first, size_t n, uint64_t lo, size_t max_rows,
 		   struct cfi_table *t);
 void cfi_file_close(struct cfi_file *f);
+
+/*
+ * One FDE's CFA program alone, as an .eh_frame of MACHINE holds it (64-bit,
+ * little-endian, absolute DW_CFA_set_loc): for tests and fuzzing the
+ * interpreter with any bytes (cfi.c scans a file's programs first).
+ */
+struct cfi_program {
+	unsigned int machine;
+	const uint8_t *cie, *fde;	/* the CIE's initial instructions, the FDE's */
+	size_t cie_len, fde_len;
+	uint64_t code_align, ra;	/* the CIE's factors and return address column */
+	int64_t data_align;
+	bool signal;			/* the CIE's 'S' */
+	uint64_t start, end;		/* the FDE's range */
+};
+
+/* PROG's rows into T, as cfi_file_table's for one FDE: 0, -2 past MAX_ROWS, -1 otherwise. */
+int cfi_program_table(const struct cfi_program *prog, size_t max_rows, struct cfi_table *t);
 
 /*
  * One unwinding step, the reference of what the BPF unwinder does.  The

@@ -48,8 +48,9 @@
  * A file of more FDEs than this is loaded by parts of this many consecutive
  * FDEs (libc's 3,713 FDEs make 28,371 rows), each a file of its own to the
  * walker, built when a walk needs it: building rows is what the loader
- * spends its time on (libdw runs an FDE's program again for each row), and
- * stacks pass through few parts of a large file.  Parts are larger where
+ * spends its time on (less since cfi.c runs each FDE's program once), its
+ * rows take the pool's room, and stacks pass through few parts of a large
+ * file.  Parts are larger where
  * there would be more than KT_MAX_PARTS (a process has OFFCPU_KMAPS
  * mappings).
  */
