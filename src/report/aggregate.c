@@ -47,7 +47,7 @@ static bool agg_match(const void *ctx, uintptr_t rec, const void *key)
 	return same_key(&r->v[rec - 1], key);
 }
 
-/* Room for one more aggregate in r->v, the slots past r->n zeroed (free ones, for output.c). */
+/* Room for one more aggregate in r->v. */
 static int reserve_agg(struct report *r)
 {
 	size_t cap = r->cap ? r->cap * 2 : 1024;
@@ -58,7 +58,6 @@ static int reserve_agg(struct report *r)
 	nv = realloc(r->v, cap * sizeof(*nv));
 	if (!nv)
 		return -1;
-	memset(nv + r->cap, 0, (cap - r->cap) * sizeof(*nv));
 	r->v = nv;
 	r->cap = cap;
 	return 0;

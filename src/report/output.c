@@ -90,18 +90,12 @@ static int cmp_count(const void *a, const void *b)
 	return cmp_total(a, b);
 }
 
-/* Dense, sorted copy of the table. */
+/* The aggregates in the order shown (their key set's indices no longer hold). */
 void rpt_sort_aggs(struct report *r)
 {
-	size_t n = 0;
-
-	for (size_t i = 0; i < r->cap; i++)
-		if (r->v[i].comm)
-			r->v[n++] = r->v[i];
 	sorting = r;
-	if (n)
-		qsort(r->v, n, sizeof(*r->v), r->o.by_count ? cmp_count : cmp_total);
-	r->cap = n;
+	if (r->n)
+		qsort(r->v, r->n, sizeof(*r->v), r->o.by_count ? cmp_count : cmp_total);
 }
 
 static const char *fmt_time(uint64_t ns, char *buf, size_t len)
@@ -161,7 +155,7 @@ static size_t nr_sleepers(const struct report *r)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < r->cap; i++)
+	for (size_t i = 0; i < r->n; i++)
 		n += is_sleeper(&r->v[i]);
 	return n;
 }
@@ -184,7 +178,7 @@ static void print_wakers(struct report *r, const struct agg *a)
 	char t[32];
 
 	printf("        woken by:\n");
-	for (size_t i = 0; i < r->cap; i++) {
+	for (size_t i = 0; i < r->n; i++) {
 		const struct agg *p = &r->v[i];
 
 		if (!waker_of(p, a))
@@ -228,7 +222,7 @@ void rpt_print_text(struct report *r)
 	char t[32];
 
 	print_header(r);
-	for (size_t i = 0; i < r->cap; i++) {
+	for (size_t i = 0; i < r->n; i++) {
 		struct agg *a = &r->v[i];
 		double pct = r->total ? 100.0 * a->total / r->total : 0;
 
@@ -280,7 +274,7 @@ void rpt_print_blocked(struct report *r)
 /* flamegraph.pl's input: one line per stack, value in microseconds. */
 void rpt_print_folded(struct report *r)
 {
-	for (size_t i = 0; i < r->cap; i++)
+	for (size_t i = 0; i < r->n; i++)
 		printf("%s %llu\n", rpt_folded_line(r, &r->v[i], r->buf[0], sizeof(r->buf[0])),
 		       (unsigned long long)(r->v[i].total / 1000));
 }

@@ -81,7 +81,7 @@ int rpt_write_pprof(struct report *r)
 	size_t cap = 0;
 	int err = !p || pprof_build_ids(r, p) || pprof_comments(r, p);
 
-	for (size_t i = 0; i < r->cap && !err; i++) {
+	for (size_t i = 0; i < r->n && !err; i++) {
 		if (r->v[i].nr_frames > cap) {
 			free(frames);
 			cap = r->v[i].nr_frames;

@@ -32,7 +32,7 @@ int rpt_write_svg(struct report *r)
 	FILE *out;
 	int err = !fl;
 
-	for (size_t i = 0; i < r->cap && !err; i++)
+	for (size_t i = 0; i < r->n && !err; i++)
 		err = add_flame(r, fl, &r->v[i]);
 	snprintf(title, sizeof(title), "Off-CPU time: %s%s%s", r->o.input,
 		 r->file.hostname ? " on " : "", r->file.hostname ? r->file.hostname : "");

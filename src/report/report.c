@@ -23,7 +23,7 @@ static void warn_missing(const struct report *r)
 
 static void cleanup(struct report *r)
 {
-	for (size_t i = 0; i < r->cap; i++)
+	for (size_t i = 0; i < r->n; i++)
 		free(r->v[i].frames);
 	free(r->v);
 	key_set_free(&r->aggs);

@@ -65,7 +65,7 @@ struct report {
 	struct report_opts o;
 	struct pd_file file;
 	struct symbolizer *sym;
-	struct agg *v;		/* n aggregates, then free slots (comm NULL) up to cap */
+	struct agg *v;		/* n aggregates (cap allocated) */
 	size_t n, cap;
 	struct key_set aggs;	/* v's aggregates by key (indices + 1), until sorted */
 	struct str_set names;	/* commands and function names, each once */
