@@ -526,9 +526,12 @@ def cmd_report(a):
                        capture_output=True, text=True)
     if p.returncode:
         sys.exit(f'perf report failed ({p.returncode}): {p.stderr.strip()[:300]}')
-    # Lost samples the recording counted (its LOST_SAMPLES record) are a
-    # warning perf must print, not a defect of the file.
-    lost = re.compile(r'^(Warning:|Processed \d+ samples and lost [0-9.]+%!)$')
+    # Lost samples the recording counted (its LOST_SAMPLES record), and task
+    # events the kernel's rings dropped under load (its LOST records: "lost
+    # N chunks", seen once at load average 6), are warnings perf must print,
+    # not defects of the file.
+    lost = re.compile(r'^(Warning:|Processed \d+ samples and lost [0-9.]+%!'
+                      r'|Processed \d+ events and lost \d+ chunks!|Check IO/CPU overload!)$')
     warn = [l for l in p.stderr.splitlines() if l.strip() and not lost.match(l.strip())]
     if warn:
         sys.exit('perf report printed: ' + ' | '.join(warn[:3]))
