@@ -33,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/sorted.h"
@@ -1137,12 +1139,20 @@ int cfi_table_build(const char *path, int fd, size_t max_rows, struct cfi_table 
 
 /* ---- one file's CFI, its rows built per FDE on first use ---- */
 
+/* One FDE's rows, built on first use: exactly N, no room to grow. */
+struct fde_built {
+	struct cfi_row *rows;
+	size_t n;
+};
+
 struct cfi_file {
 	Elf *elf;
+	void *map;		/* the file, mapped here (elf_memory), or NULL */
+	size_t map_len;
 	struct cfi_src src;	/* fdes: sorted, overlapping ones dropped */
 	struct cfi_regs regs;
 	unsigned int machine;
-	struct cfi_table *rows;	/* per FDE, built by cfi_file_lookup */
+	struct fde_built *rows;	/* per FDE, built by cfi_file_lookup */
 	struct cfi_table ehabi;	/* EM_ARM: all rows, built at open (one per function) */
 	bool is_ehabi;
 	size_t bytes;		/* memory held, for the caller's budget */
@@ -1159,6 +1169,39 @@ static void drop_overlaps(struct cfi_src *s)
 	s->nr_fdes = n;
 }
 
+/*
+ * F's ELF from FD: mapped by us, not by libelf (ELF_C_READ_MMAP), so that
+ * drop_pages knows the mapping is the file's (libelf's fallback, a malloc'd
+ * copy, must not be dropped); read through FD where it cannot be mapped.
+ */
+static Elf *map_elf(struct cfi_file *f, int fd)
+{
+	struct stat st;
+	void *map;
+
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
+		map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (map != MAP_FAILED) {
+			f->map = map;
+			f->map_len = st.st_size;
+			return elf_memory(map, st.st_size);
+		}
+	}
+	return elf_begin(fd, ELF_C_READ, NULL);
+}
+
+/*
+ * The scan at open touched the whole CFI section: give its pages back.
+ * The mapping stays; the few an FDE's rows need later fault in again from
+ * the page cache.  Kept, a large library's section stayed in the RSS for
+ * the whole recording (7 MiB of the peak under messaging, 2026-11-26).
+ */
+static void drop_pages(struct cfi_file *f)
+{
+	if (f->map)
+		madvise(f->map, f->map_len, MADV_DONTNEED);
+}
+
 struct cfi_file *cfi_file_open(int fd, char *err, size_t errlen)
 {
 	struct cfi_file *f = calloc(1, sizeof(*f));
@@ -1173,7 +1216,7 @@ struct cfi_file *cfi_file_open(int fd, char *err, size_t errlen)
 		cfi_fail(err, errlen, "libelf too old");
 		goto bad;
 	}
-	f->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	f->elf = map_elf(f, fd);
 	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || !gelf_getehdr(f->elf, &eh)) {
 		cfi_fail(err, errlen, "not an ELF file");
 		goto bad;
@@ -1191,6 +1234,7 @@ struct cfi_file *cfi_file_open(int fd, char *err, size_t errlen)
 		if (!rc) {
 			f->is_ehabi = true;
 			f->bytes = f->ehabi.cap * sizeof(struct cfi_row);
+			drop_pages(f);
 			return f;
 		}
 	}
@@ -1211,6 +1255,7 @@ struct cfi_file *cfi_file_open(int fd, char *err, size_t errlen)
 	/* The CIEs stay: their FDEs' programs start from their initial instructions. */
 	f->bytes = f->src.nr_fdes * (sizeof(*f->rows) + sizeof(*f->src.fdes)) +
 		   f->src.cap_cies * sizeof(*f->src.cies);
+	drop_pages(f);
 	return f;
 bad:
 	cfi_file_close(f);
@@ -1234,10 +1279,32 @@ bool cfi_file_gap_is_marked(const struct cfi_file *f)
 
 static const struct cfi_row gap_row = { .kind = CFI_GAP };
 
+/*
+ * The rows of F's I-th FDE into F->rows[I], trimmed to their number (the
+ * table grows by doubling from 64: most FDEs have a few rows).  -1 beyond
+ * BUDGET bytes or broken: the FDE stays a gap, and is tried again.
+ */
+static int build_fde(struct cfi_file *f, size_t i, size_t budget)
+{
+	size_t max_rows = budget / sizeof(struct cfi_row);
+	struct cfi_table t = { 0 };
+	struct cfi_row *rows;
+
+	if (!max_rows || fde_rows(&f->src, &f->regs, &f->src.fdes[i], &t, max_rows) || t.n < 2) {
+		cfi_table_free(&t);
+		return -1;
+	}
+	rows = realloc(t.rows, t.n * sizeof(*rows));
+	f->rows[i] = (struct fde_built){ .rows = rows ? rows : t.rows, .n = t.n };
+	f->bytes += t.n * sizeof(*rows);
+	return 0;
+}
+
 const struct cfi_row *cfi_file_lookup(struct cfi_file *f, uint64_t pc, size_t budget)
 {
 	size_t lo;
-	struct cfi_table *t;
+	struct fde_built *fr;
+	struct cfi_table t = { 0 };
 	const struct cfi_row *row;
 
 	/* EHABI rows are few and built at open; before the first, no table. */
@@ -1250,20 +1317,12 @@ const struct cfi_row *cfi_file_lookup(struct cfi_file *f, uint64_t pc, size_t bu
 			  offsetof(struct fde_range, start), pc);
 	if (!lo || pc >= f->src.fdes[lo - 1].end)
 		return &gap_row;
-	t = &f->rows[lo - 1];
-	if (!t->n) {
-		size_t max_rows = budget / sizeof(struct cfi_row);
-
-		/* Beyond the budget (or broken): the FDE stays a gap, and is tried again. */
-		if (!max_rows || fde_rows(&f->src, &f->regs, &f->src.fdes[lo - 1], t, max_rows) ||
-		    t->n < 2) {
-			cfi_table_free(t);
-			return NULL;
-		}
-		t->machine = f->machine;
-		f->bytes += t->cap * sizeof(struct cfi_row);
-	}
-	return cfi_table_lookup(t, pc);
+	fr = &f->rows[lo - 1];
+	if (!fr->n && build_fde(f, lo - 1, budget))
+		return NULL;
+	t.rows = fr->rows;
+	t.n = fr->n;
+	return cfi_table_lookup(&t, pc);
 }
 
 size_t cfi_file_fdes(const struct cfi_file *f)
@@ -1307,10 +1366,12 @@ void cfi_file_close(struct cfi_file *f)
 	if (!f)
 		return;
 	for (size_t i = 0; f->rows && i < f->src.nr_fdes; i++)
-		cfi_table_free(&f->rows[i]);
+		free(f->rows[i].rows);
 	free(f->rows);
 	cfi_table_free(&f->ehabi);
 	elf_end(f->elf);
+	if (f->map)
+		munmap(f->map, f->map_len);
 	free(f->src.cies);
 	free(f->src.fdes);
 	free(f);
