@@ -1193,8 +1193,10 @@ static Elf *map_elf(struct cfi_file *f, int fd)
 /*
  * The scan at open touched the whole CFI section: give its pages back.
  * The mapping stays; the few an FDE's rows need later fault in again from
- * the page cache.  Kept, a large library's section stayed in the RSS for
- * the whole recording (7 MiB of the peak under messaging, 2026-11-26).
+ * the page cache, and are given back once its rows are built (a fault
+ * maps 64 KiB around the page).  Kept, a large library's section stayed
+ * in the RSS for the whole recording (7 MiB of the peak under messaging,
+ * 2026-11-26).
  */
 static void drop_pages(struct cfi_file *f)
 {
@@ -1289,8 +1291,10 @@ static int build_fde(struct cfi_file *f, size_t i, size_t budget)
 	size_t max_rows = budget / sizeof(struct cfi_row);
 	struct cfi_table t = { 0 };
 	struct cfi_row *rows;
+	int rc = max_rows ? fde_rows(&f->src, &f->regs, &f->src.fdes[i], &t, max_rows) : -1;
 
-	if (!max_rows || fde_rows(&f->src, &f->regs, &f->src.fdes[i], &t, max_rows) || t.n < 2) {
+	drop_pages(f);
+	if (rc || t.n < 2) {
 		cfi_table_free(&t);
 		return -1;
 	}
@@ -1354,6 +1358,7 @@ int cfi_file_table(struct cfi_file *f, size_t first, size_t n, uint64_t lo, size
 	rc = cfi_table_push(t, max_rows, &gap);
 	for (size_t i = first; i < first + n && !rc; i++)
 		rc = fde_rows(&f->src, &f->regs, &f->src.fdes[i], t, max_rows);
+	drop_pages(f);
 	for (size_t i = 0; i < t->n; i++)
 		t->stats.expr_rows += t->rows[i].kind == CFI_EXPR;
 	if (rc)
