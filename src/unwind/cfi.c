@@ -47,13 +47,22 @@
 /* Above every architecture's DWARF register numbers (x86_64 ~130, arm64 ~100). */
 #define MAX_DWARF_REG	1024
 
-/* What one FDE covers, and its CFA program. */
+/*
+ * What one FDE covers, and its CFA program: 24 bytes, one per function of
+ * every file read, kept while the file is (a large part of the heap).
+ */
 struct fde_range {
-	uint64_t start, end;
-	const uint8_t *prog;	/* in the CFI section's bytes */
+	uint64_t start;
+	uint32_t len;		/* [start, start + len) */
+	uint32_t prog_off;	/* from the CFI section's first byte */
 	uint32_t prog_len;
 	uint32_t cie;		/* index in cfi_src.cies */
 };
+
+static uint64_t fde_end(const struct fde_range *f)
+{
+	return f->start + f->len;
+}
 
 /* One CIE, by section offset: how its FDEs are decoded and their programs run. */
 struct cie_info {
@@ -390,16 +399,18 @@ static int add_fde(struct cfi_src *s, const Dwarf_FDE *fde)
 	if (!cie || !read_encoded(s, cie->enc, &p, fde->end, &start) ||
 	    !read_encoded(s, cie->enc & 0x0f, &p, fde->end, &len) ||
 	    (cie->aug_z && !skip_block(&p, fde->end)) || !scan_program(s, cie->enc, p, fde->end) ||
-	    (uint64_t)((const uint8_t *)fde->end - p) > UINT32_MAX)
+	    (uint64_t)((const uint8_t *)fde->end - p) > UINT32_MAX ||
+	    (uint64_t)(p - (const uint8_t *)s->data->d_buf) > UINT32_MAX)
 		return ENTRY_REFUSED;
 	/* An empty FDE (a function the linker dropped) covers nothing. */
-	if (len == 0 || start + len < start)
+	if (len == 0 || start + len < start || len > UINT32_MAX)
 		return ENTRY_SKIPPED;
 	v = grow(s->fdes, &s->cap_fdes, s->nr_fdes + 1, sizeof(*v));
 	if (!v)
 		return -1;
 	s->fdes = v;
-	v[s->nr_fdes++] = (struct fde_range){ start, start + len, p,
+	v[s->nr_fdes++] = (struct fde_range){ start, (uint32_t)len,
+					      (uint32_t)(p - (const uint8_t *)s->data->d_buf),
 					      (uint32_t)((const uint8_t *)fde->end - p),
 					      (uint32_t)(cie - s->cies) };
 	return ENTRY_OK;
@@ -925,8 +936,9 @@ static int fde_rows(const struct cfi_src *s, const struct cfi_regs *regs, const 
 {
 	struct cfa_run r = { .s = s, .cie = &s->cies[f->cie], .ra_reg = s->cies[f->cie].ra,
 			     .fp_reg = (uint64_t)regs->fp };
-	const uint8_t *p = f->prog, *end = f->prog + f->prog_len;
-	struct cfi_row gap = { .pc = f->end, .kind = CFI_GAP };
+	const uint8_t *p = (const uint8_t *)s->data->d_buf + f->prog_off, *end = p + f->prog_len;
+	uint64_t f_end = fde_end(f);
+	struct cfi_row gap = { .pc = f_end, .kind = CFI_GAP };
 	struct cfa_state init;
 	uint64_t pc = f->start;
 	size_t rows = 0;
@@ -936,15 +948,15 @@ static int fde_rows(const struct cfi_src *s, const struct cfi_regs *regs, const 
 	init = r.st;
 	r.init = &init;
 	r.loc = f->start;
-	while (!rc && p < end && pc < f->end) {
+	while (!rc && p < end && pc < f_end) {
 		rc = cfa_step(&r, &p, end, &moved) ? FDE_BROKEN : 0;
 		if (rc || !moved || r.loc <= pc)
 			continue;
 		rc = emit_row(&r, regs, pc, &rows, t, max_rows);
-		pc = r.loc < f->end ? r.loc : f->end;
+		pc = r.loc < f_end ? r.loc : f_end;
 	}
 	/* The last state holds to the FDE's end. */
-	if (!rc && pc < f->end)
+	if (!rc && pc < f_end)
 		rc = emit_row(&r, regs, pc, &rows, t, max_rows);
 	if (rc < 0)
 		return rc;
@@ -963,14 +975,15 @@ int cfi_program_table(const struct cfi_program *prog, size_t max_rows, struct cf
 	};
 	struct cfi_src s = { .data = &data, .addr_size = 8, .machine = prog->machine,
 			     .cies = &cie, .nr_cies = 1 };
-	struct fde_range f = { prog->start, prog->end, prog->fde, (uint32_t)prog->fde_len, 0 };
+	struct fde_range f = { prog->start, (uint32_t)(prog->end - prog->start), 0,
+			       (uint32_t)prog->fde_len, 0 };
 	struct cfi_regs regs;
 	int rc;
 
 	memset(t, 0, sizeof(*t));
 	t->machine = prog->machine;
 	if (cfi_regs_of(prog->machine, &regs) || prog->end <= prog->start ||
-	    prog->fde_len > UINT32_MAX)
+	    prog->end - prog->start > UINT32_MAX || prog->fde_len > UINT32_MAX)
 		return -1;
 	rc = fde_rows(&s, &regs, &f, t, max_rows);
 	if (rc)
@@ -1094,7 +1107,7 @@ static int build_from_elf(Elf *elf, size_t max_rows, struct cfi_table *t, char *
 			continue;
 		}
 		rc = fde_rows(&s, &regs, &s.fdes[i], t, max_rows);
-		last_end = s.fdes[i].end;
+		last_end = fde_end(&s.fdes[i]);
 	}
 	for (i = 0; i < t->n; i++)
 		t->stats.expr_rows += t->rows[i].kind == CFI_EXPR;
@@ -1160,13 +1173,19 @@ struct cfi_file {
 
 static void drop_overlaps(struct cfi_src *s)
 {
+	struct fde_range *v;
 	size_t n = 0;
 
 	/* Overlapping FDEs (broken input): the earlier one wins, as in tables. */
 	for (size_t i = 0; i < s->nr_fdes; i++)
-		if (!n || s->fdes[i].start >= s->fdes[n - 1].end)
+		if (!n || s->fdes[i].start >= fde_end(&s->fdes[n - 1]))
 			s->fdes[n++] = s->fdes[i];
 	s->nr_fdes = n;
+	/* Kept while the file is: no room left from the doubling. */
+	if (n && n < s->cap_fdes && (v = realloc(s->fdes, n * sizeof(*v)))) {
+		s->fdes = v;
+		s->cap_fdes = n;
+	}
 }
 
 /*
@@ -1319,7 +1338,7 @@ const struct cfi_row *cfi_file_lookup(struct cfi_file *f, uint64_t pc, size_t bu
 	/* The FDE covering PC, by its start. */
 	lo = sorted_upper(f->src.fdes, f->src.nr_fdes, sizeof(*f->src.fdes),
 			  offsetof(struct fde_range, start), pc);
-	if (!lo || pc >= f->src.fdes[lo - 1].end)
+	if (!lo || pc >= fde_end(&f->src.fdes[lo - 1]))
 		return &gap_row;
 	fr = &f->rows[lo - 1];
 	if (!fr->n && build_fde(f, lo - 1, budget))
@@ -1341,7 +1360,7 @@ uint64_t cfi_file_fde_start(const struct cfi_file *f, size_t i)
 
 uint64_t cfi_file_fde_end(const struct cfi_file *f, size_t i)
 {
-	return f->src.fdes[i].end;
+	return fde_end(&f->src.fdes[i]);
 }
 
 int cfi_file_table(struct cfi_file *f, size_t first, size_t n, uint64_t lo, size_t max_rows,
