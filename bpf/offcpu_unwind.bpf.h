@@ -222,39 +222,55 @@ static __always_inline int kstep(struct offcpu_spill_scratch *sc, const struct o
 	return 1;
 }
 
-/* One walk: its state in one place, so a bpf_loop callback can reach it. */
+/* What a walk changes as it goes. */
+struct kwalk_vars {
+	struct kframe f;
+	__u32 n;	/* frames in the key so far */
+	int ret;	/* once done: the frames, or < 0 (never 0) */
+};
+
+/*
+ * The bpf_loop walker's vars (per CPU).  A map value's contents are not
+ * part of the verifier's state: on the caller's stack each new value (a
+ * frame count, a miss's counter) would be a state the loop has not seen,
+ * and a 6.8+ verifier would check the callback again for it, up to the
+ * 64 iterations, where here the second pass matches the first.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kwalk_vars);
+} ku_walk SEC(".maps");
+
+/* One walk, so a bpf_loop callback can reach it. */
 struct kwalk {
 	struct offcpu_spill_scratch *sc;
 	const struct offcpu_kproc *p;
 	struct offcpu_kwant *want;
 	struct offcpu_ucache *uc;
-	struct kframe f;
+	struct kwalk_vars *v;	/* on the stack (bounded loop: registers) or ku_walk */
 	__u64 lr;
-	__u32 n, max;
-	int ret;	/* once done: the frames, or < 0 (never 0) */
+	__u32 max;
 };
 
-/* Frame I of walk K to its caller: 1 to go on, 0 done (K->ret set). */
+/* Frame I of walk K to its caller: 1 to go on, 0 done (K->v->ret set). */
 static __always_inline int kwalk_frame(struct kwalk *k, __u32 i)
 {
+	struct kwalk_vars *v = k->v;
 	/* A return address points past its call: look up the call. */
-	int r = kstep(k->sc, k->p, &k->f, k->f.pc - (i > 0), k->lr, i == 0, k->want, k->uc);
+	int r = kstep(k->sc, k->p, &v->f, v->f.pc - (i > 0), k->lr, i == 0, k->want, k->uc);
 
 	if (r <= 0) {
-		k->ret = r < 0 ? r : (int)k->n;
+		v->ret = r < 0 ? r : (int)v->n;
 		return 0;
 	}
-	/*
-	 * n untracked: compared as a known constant it would be precise, and
-	 * a 6.8+ verifier checks a bpf_loop callback again for each value of
-	 * a precise scalar (64 times) where an imprecise one converges.
-	 */
-	if (untracked(k->sc, k->n) >= k->max) {
-		k->ret = k->n;	/* the depth limit, as the user-space unwinder cuts */
+	if (v->n >= k->max) {
+		v->ret = v->n;	/* the depth limit, as the user-space unwinder cuts */
 		return 0;
 	}
-	k->sc->key.ip[untracked(k->sc, k->n) & (OFFCPU_SPILL_FRAMES - 1)] = k->f.pc;
-	k->n++;
+	k->sc->key.ip[untracked(k->sc, v->n) & (OFFCPU_SPILL_FRAMES - 1)] = v->f.pc;
+	v->n++;
 	return 1;
 }
 
@@ -274,29 +290,26 @@ static __always_inline int kwalk(struct offcpu_spill_scratch *sc, __u32 pid, __u
 				 __u64 sp, __u64 fp, __u64 lr, __u32 max, struct offcpu_kwant *want,
 				 struct offcpu_ucache *uc, bool loop)
 {
-	struct kwalk k = {
-		.sc = sc, .want = want, .uc = uc, .f = { .pc = ip, .sp = sp, .fp = fp },
-		.lr = lr, .n = 1, .max = max,
-	};
+	struct kwalk_vars vars = { .f = { .pc = ip, .sp = sp, .fp = fp }, .n = 1 };
+	struct kwalk k = { .sc = sc, .want = want, .uc = uc, .v = &vars, .lr = lr, .max = max };
+	__u32 zero = 0;
 
 	k.p = bpf_map_lookup_elem(&ku_procs, &pid);
 	if (!k.p || k.p->mm != mm)
 		return -STAT_KUNWIND_NO_PROC;
 	sc->key.ip[0] = ip;
 	if (loop) {
-		/*
-		 * The loop converges when the caller's state repeats: n a
-		 * constant (1, 2, ...) never would, so it is unknown from the
-		 * start (6.8+ verifiers compare callback states by range).
-		 */
-		k.n = untracked(sc, 1);
+		k.v = bpf_map_lookup_elem(&ku_walk, &zero);
+		if (!k.v)
+			return -STAT_KUNWIND_NO_PROC;	/* cannot happen: one entry per CPU */
+		*k.v = vars;
 		bpf_loop(KU_FRAMES, kwalk_step, &k, 0);
-		return k.ret ? k.ret : (int)k.n;
+		return k.v->ret ? k.v->ret : (int)k.v->n;
 	}
 	for (int i = 0; i < KU_FRAMES; i++)
 		if (!kwalk_frame(&k, i))
-			return k.ret;
-	return k.n;
+			return vars.ret;
+	return vars.n;
 }
 
 /*
