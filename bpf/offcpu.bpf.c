@@ -535,47 +535,26 @@ static __always_inline int on_switch(unsigned long long *ctx, bool task_storage,
 	return 0;
 }
 
-SEC("tp_btf/sched_switch")
-int on_switch_task(unsigned long long *ctx)
-{
-	return on_switch(ctx, true, true, false);
-}
+/* A sched_switch program: its attach point, storage and walker. */
+#define SWITCH_PROG(name, sec, task_storage, tp_btf, kloop)	\
+	SEC(sec)						\
+	int name(unsigned long long *ctx)			\
+	{							\
+		return on_switch(ctx, task_storage, tp_btf, kloop);	\
+	}
 
-SEC("tp_btf/sched_switch")
-int on_switch_hash(unsigned long long *ctx)
-{
-	return on_switch(ctx, false, true, false);
-}
-
-SEC("raw_tp/sched_switch")
-int on_switch_raw(unsigned long long *ctx)
-{
-	return on_switch(ctx, false, false, false);
-}
-
+SWITCH_PROG(on_switch_task, "tp_btf/sched_switch", true, true, false)
+SWITCH_PROG(on_switch_hash, "tp_btf/sched_switch", false, true, false)
+SWITCH_PROG(on_switch_raw, "raw_tp/sched_switch", false, false, false)
 /*
  * The same with the kernel walker's frame step a bpf_loop callback (5.17+,
  * --unwind-in kernel): a kernel without bpf_loop refuses a program that
  * names a callback even where it would never run, so these are programs of
  * their own, loaded instead of the above (loader.c).
  */
-SEC("tp_btf/sched_switch")
-int on_switch_task_loop(unsigned long long *ctx)
-{
-	return on_switch(ctx, true, true, true);
-}
-
-SEC("tp_btf/sched_switch")
-int on_switch_hash_loop(unsigned long long *ctx)
-{
-	return on_switch(ctx, false, true, true);
-}
-
-SEC("raw_tp/sched_switch")
-int on_switch_raw_loop(unsigned long long *ctx)
-{
-	return on_switch(ctx, false, false, true);
-}
+SWITCH_PROG(on_switch_task_loop, "tp_btf/sched_switch", true, true, true)
+SWITCH_PROG(on_switch_hash_loop, "tp_btf/sched_switch", false, true, true)
+SWITCH_PROG(on_switch_raw_loop, "raw_tp/sched_switch", false, false, true)
 
 /*
  * Per CPU, the interrupt work running now (--wakers): an hrtimer's callback
