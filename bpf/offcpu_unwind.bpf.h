@@ -5,9 +5,12 @@
  * frame: the mapping of its pc (binary search in the process's entry), the
  * row of its file address (binary search in the file's run of rows), then
  * the CFA, return address and frame pointer read with bpf_probe_read_user,
- * as cfi_step() does in user space.  Bounded loops only (kernels 5.3+; no
- * bpf_loop, 5.17+), all inlined.  Any miss returns < 0 (counted) and the
- * caller copies the stack as before.
+ * as cfi_step() does in user space.  Two walkers of the same frame step
+ * (kwalk_frame), chosen at load time (plan.c): with bpf_loop (5.17+) the
+ * step is its callback, which the verifier checks once whatever the frame
+ * count; without it a bounded loop (5.3+), all inlined, which it checks
+ * frame by frame (0.5 to 1 s of start-up).  Any miss returns < 0 (counted)
+ * and the caller copies the stack as before.
  */
 #ifndef OFFCPU_UNWIND_BPF_H
 #define OFFCPU_UNWIND_BPF_H
@@ -219,44 +222,105 @@ static __always_inline int kstep(struct offcpu_spill_scratch *sc, const struct o
 	return 1;
 }
 
+/* What a walk changes as it goes. */
+struct kwalk_vars {
+	struct kframe f;
+	__u32 n;	/* frames in the key so far */
+	int ret;	/* once done: the frames, or < 0 (never 0) */
+};
+
+/*
+ * The bpf_loop walker's vars (per CPU).  A map value's contents are not
+ * part of the verifier's state: on the caller's stack each new value (a
+ * frame count, a miss's counter) would be a state the loop has not seen,
+ * and a 6.8+ verifier would check the callback again for it, up to the
+ * 64 iterations, where here the second pass matches the first.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kwalk_vars);
+} ku_walk SEC(".maps");
+
+/* One walk, so a bpf_loop callback can reach it. */
+struct kwalk {
+	struct offcpu_spill_scratch *sc;
+	const struct offcpu_kproc *p;
+	struct offcpu_kwant *want;
+	struct offcpu_ucache *uc;
+	struct kwalk_vars *v;	/* on the stack (bounded loop: registers) or ku_walk */
+	__u64 lr;
+	__u32 max;
+};
+
+/* Frame I of walk K to its caller: 1 to go on, 0 done (K->v->ret set). */
+static __always_inline int kwalk_frame(struct kwalk *k, __u32 i)
+{
+	struct kwalk_vars *v = k->v;
+	/* A return address points past its call: look up the call. */
+	int r = kstep(k->sc, k->p, &v->f, v->f.pc - (i > 0), k->lr, i == 0, k->want, k->uc);
+
+	if (r <= 0) {
+		v->ret = r < 0 ? r : (int)v->n;
+		return 0;
+	}
+	if (v->n >= k->max) {
+		v->ret = v->n;	/* the depth limit, as the user-space unwinder cuts */
+		return 0;
+	}
+	k->sc->key.ip[untracked(k->sc, v->n) & (OFFCPU_SPILL_FRAMES - 1)] = v->f.pc;
+	v->n++;
+	return 1;
+}
+
+/* bpf_loop's callback: verified once, not once per frame; 1 stops the loop. */
+static long kwalk_step(__u32 i, void *ctx)
+{
+	return kwalk_frame(ctx, i) ? 0 : 1;
+}
+
 /*
  * The frames of thread PID (address space MM, user registers IP SP FP LR)
  * into SC's key (at most MAX): the innermost pc, then the return addresses.
- * Returns how many, or < 0 (minus the counter of the miss).
+ * LOOP: with bpf_loop (a constant: each program has one walker).  Returns
+ * how many, or < 0 (minus the counter of the miss).
  */
 static __always_inline int kwalk(struct offcpu_spill_scratch *sc, __u32 pid, __u64 mm, __u64 ip,
 				 __u64 sp, __u64 fp, __u64 lr, __u32 max, struct offcpu_kwant *want,
-				 struct offcpu_ucache *uc)
+				 struct offcpu_ucache *uc, bool loop)
 {
-	const struct offcpu_kproc *p = bpf_map_lookup_elem(&ku_procs, &pid);
-	struct kframe f = { .pc = ip, .sp = sp, .fp = fp };
-	__u32 n = 1;
-	int r;
+	struct kwalk_vars vars = { .f = { .pc = ip, .sp = sp, .fp = fp }, .n = 1 };
+	struct kwalk k = { .sc = sc, .want = want, .uc = uc, .v = &vars, .lr = lr, .max = max };
+	__u32 zero = 0;
 
-	if (!p || p->mm != mm)
+	k.p = bpf_map_lookup_elem(&ku_procs, &pid);
+	if (!k.p || k.p->mm != mm)
 		return -STAT_KUNWIND_NO_PROC;
 	sc->key.ip[0] = ip;
-	for (int i = 0; i < KU_FRAMES; i++) {
-		/* A return address points past its call: look up the call. */
-		r = kstep(sc, p, &f, f.pc - (i > 0), lr, i == 0, want, uc);
-		if (r <= 0)
-			return r < 0 ? r : (int)n;
-		if (n >= max)
-			return n;	/* the depth limit, as the user-space unwinder cuts */
-		sc->key.ip[untracked(sc, n) & (OFFCPU_SPILL_FRAMES - 1)] = f.pc;
-		n++;
+	if (loop) {
+		k.v = bpf_map_lookup_elem(&ku_walk, &zero);
+		if (!k.v)
+			return -STAT_KUNWIND_NO_PROC;	/* cannot happen: one entry per CPU */
+		*k.v = vars;
+		bpf_loop(KU_FRAMES, kwalk_step, &k, 0);
+		return k.v->ret ? k.v->ret : (int)k.v->n;
 	}
-	return n;
+	for (int i = 0; i < KU_FRAMES; i++)
+		if (!kwalk_frame(&k, i))
+			return vars.ret;
+	return vars.n;
 }
 
 /*
  * The stack id of the current thread's user stack walked here: a spill id
  * (its frames are the key), or < 0 after counting why it was not (the
  * caller copies the stack instead).  *CACHE: the stack cache entry for it,
- * or NULL where it cannot have one.
+ * or NULL where it cannot have one.  LOOP: walk with bpf_loop (kwalk).
  */
 static __always_inline __s32 kunwind_stack_id(__u32 pid, __u64 mm, __u64 ip, __u64 sp,
-					      __u64 fp, __u64 lr, struct offcpu_ucache **cache)
+					      __u64 fp, __u64 lr, struct offcpu_ucache **cache,
+					      bool loop)
 {
 	struct offcpu_ucache *uc;
 	__u32 zero = 0, max = cfg.spill_bytes / sizeof(__u64);
@@ -273,7 +337,7 @@ static __always_inline __s32 kunwind_stack_id(__u32 pid, __u64 mm, __u64 ip, __u
 		return -1;
 	uc->n = 0;
 	uc->flags = 0;
-	n = kwalk(sc, pid, mm, ip, sp, fp, lr, max, &want, uc);
+	n = kwalk(sc, pid, mm, ip, sp, fp, lr, max, &want, uc, loop);
 	if (n < 0) {
 		count(-n);
 		if (n == -STAT_KUNWIND_NO_PROC || n == -STAT_KUNWIND_NO_MAP ||

@@ -64,10 +64,26 @@ else
 fi
 
 # verify: every walked stack also copied and unwound in user space (the
-# stack cache off, so every block is walked); none may differ.
+# stack cache off, so every block is walked); none may differ.  Both
+# walkers: bpf_loop's where the kernel has it (-v names the one loaded),
+# and the bounded loop of kernels without it, forced.
 record_distro $T verify --unwind-in verify --stack-cache off
 verified $T-same-stacks "$WORK/verify.err" 'kernel unwinding (verify)' \
 	'.*: ([0-9]+) walked stacks compared.*, ([0-9]+) of those differ.*' 100 compared differ
+OFFCPU_KWALKER=bounded record_distro $T verify-bounded --unwind-in verify --stack-cache off
+verified $T-same-stacks-bounded "$WORK/verify-bounded.err" 'kernel unwinding (verify)' \
+	'.*: ([0-9]+) walked stacks compared.*, ([0-9]+) of those differ.*' 100 compared differ
+walker() { sed -n 's/^kernel walker: \([a-z_]*\).*/\1/p' "$WORK/$1.err"; }
+if grep -q '^bpf_loop: yes' "$WORK/verify.err" && grep -q '^jit: yes' "$WORK/verify.err"; then
+	want=bpf_loop
+else
+	want=bounded
+fi
+if [ "$(walker verify)" = $want ] && [ "$(walker verify-bounded)" = bounded ]; then
+	pass $T-walker-chosen
+else
+	fail $T-walker-chosen "walker '$(walker verify)' (expected $want), forced '$(walker verify-bounded)'"
+fi
 
 # The stack cache fed by the walks: a walked stack's entry holds the
 # registers and every word the walk read; verify copies every block anyway

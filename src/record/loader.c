@@ -77,7 +77,9 @@ static const struct { const char *name; size_t off; int in; } map_names[] = {
 #define PROG(name, in) { #name, offsetof(struct loader_progs, name), in }
 static const struct { const char *name; size_t off; int in; } prog_names[] = {
 	PROG(on_switch_task, IN_CORE), PROG(on_switch_hash, IN_CORE),
-	PROG(on_switch_raw, IN_CORE), PROG(on_fork, IN_CORE), PROG(on_exit, IN_CORE),
+	PROG(on_switch_raw, IN_CORE), PROG(on_switch_task_loop, IN_CORE),
+	PROG(on_switch_hash_loop, IN_CORE), PROG(on_switch_raw_loop, IN_CORE),
+	PROG(on_fork, IN_CORE), PROG(on_exit, IN_CORE),
 	PROG(on_switch_tp, IN_TP), PROG(on_fork_tp, IN_TP), PROG(on_free_tp, IN_TP),
 	PROG(on_waking_task, IN_CORE), PROG(on_waking_hash, IN_CORE),
 	PROG(on_waking_raw, IN_CORE), PROG(on_hrtimer_entry, IN_CORE),
@@ -217,15 +219,28 @@ static int select_scans(struct loader *l, const struct offcpu_opts *o,
 	return err;
 }
 
+/* The variant's sched_switch program, with the kernel walker's bpf_loop where planned. */
+static struct bpf_program *switch_program(const struct loader_progs *pg, const struct probe *p,
+					  const struct plan *pl)
+{
+	bool loop = pl->kunwind && pl->kwalk_loop;
+
+	if (p->classic_tp)
+		return pg->on_switch_tp;
+	if (p->use_task_storage)
+		return loop ? pg->on_switch_task_loop : pg->on_switch_task;
+	if (p->tp_btf)
+		return loop ? pg->on_switch_hash_loop : pg->on_switch_hash;
+	return loop ? pg->on_switch_raw_loop : pg->on_switch_raw;
+}
+
 /* Only the chosen variant's program and storage are loaded and created. */
 static int select_variant(struct loader *l, const struct offcpu_opts *o,
 			  const struct target *t, const struct probe *p, const struct plan *pl)
 {
 	const struct loader_progs *pg = &l->progs;
 	const struct loader_maps *m = &l->maps;
-	struct bpf_program *want = p->classic_tp ? pg->on_switch_tp :
-				   p->use_task_storage ? pg->on_switch_task :
-				   p->tp_btf ? pg->on_switch_hash : pg->on_switch_raw;
+	struct bpf_program *want = switch_program(pg, p, pl);
 	struct bpf_program *pr;
 	int err = 0;
 
@@ -355,6 +370,8 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 		fprintf(stderr, "offcpu: the embedded BPF object does not match this build\n");
 		return -1;
 	}
+	if (o->verbose && pl->kunwind)
+		fprintf(stderr, "kernel walker: %s\n", pl->kwalk_why);
 	err = bpf_object__load(l->obj);
 	if (err) {
 		load_error(p, err);

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The recording's plan: each decision the options and the probe make, once. */
+#include <stdlib.h>
+#include <string.h>
+
 #include <bpf/libbpf.h>
 
 #include "offcpu.h"
@@ -39,6 +42,30 @@ static const char *no_kunwind(const struct offcpu_opts *o, const struct probe *p
 	if (!pl->spill)
 		return "--max-stack above 64 (walked stacks are spill map keys)";
 	return NULL;
+}
+
+/*
+ * The kernel walker's frame loop (bpf/offcpu_unwind.bpf.h): the verifier
+ * checks a bpf_loop callback once, a bounded loop frame by frame (0.5 to
+ * 1 s more start-up).  OFFCPU_KWALKER=bounded forces the bounded loop, for
+ * the tests to compare both walkers on one kernel.
+ */
+static void plan_kwalk(struct plan *pl, const struct probe *p)
+{
+	const char *force = getenv("OFFCPU_KWALKER");
+
+	pl->kwalk_loop = false;
+	if (force && !strcmp(force, "bounded"))
+		pl->kwalk_why = "bounded loop, forced by OFFCPU_KWALKER=bounded";
+	else if (!p->bpf_loop)
+		pl->kwalk_why = "bounded loop, verified frame by frame (no bpf_loop: 5.17+)";
+	else if (!p->jit)
+		pl->kwalk_why = "bounded loop, verified frame by frame (bpf_loop's callback "
+				"needs the BPF JIT)";
+	else
+		pl->kwalk_loop = true;
+	if (pl->kwalk_loop)
+		pl->kwalk_why = "bpf_loop, one frame step verified once (bpf_loop: yes)";
 }
 
 /* A stack id is a bucket: the kernel rounds the entries up to a power of two. */
@@ -101,6 +128,8 @@ void plan_resolve(struct plan *pl, const struct offcpu_opts *o, const struct pro
 	pl->spill = o->max_stack <= OFFCPU_SPILL_FRAMES;
 	pl->no_kunwind = no_kunwind(o, p, pl);
 	pl->kunwind = !pl->no_kunwind;
+	if (pl->kunwind)
+		plan_kwalk(pl, p);
 	/*
 	 * Frame pointers: the key needs bpf_task_pt_regs.  dwarf: user space checks
 	 * every stack word a reuse depends on, wherever the registers came from.

@@ -26,6 +26,9 @@ struct plan {
 	/* The BPF program walks user stacks with CFI rows (--unwind-in kernel, on a board that can) */
 	bool kunwind;
 	const char *no_kunwind;	/* else why not */
+	/* Its frame step a bpf_loop callback (else a bounded loop), and why */
+	bool kwalk_loop;
+	const char *kwalk_why;
 	bool stack_cache;	/* user stack ids reused when the registers repeat */
 	bool spill;		/* stacks that collide in their stack map kept in the spill maps */
 	bool kstack;		/* kernel stacks walked: asked for, or --wakers's */

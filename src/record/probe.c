@@ -614,6 +614,8 @@ int probe_kernel(struct probe *p, const char *btf_file, const char *variant)
 	p->ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
 	p->jit = read_flag("/proc/sys/net/core/bpf_jit_enable");
 	p->jit_off = !p->jit && access("/proc/sys/net/core/bpf_jit_enable", F_OK) == 0;
+	/* Asked of the kernel, not its version: distributions backport helpers. */
+	p->bpf_loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_RAW_TRACEPOINT, BPF_FUNC_loop, NULL) == 1;
 	if (check_cpu_helper(p))
 		return -1;
 	if (p->btf != BTF_NONE)
@@ -701,6 +703,7 @@ void probe_print(const struct probe *p, FILE *out)
 	fprintf(out, "ring buffer: %s\n", p->ringbuf ? "yes" : "no");
 	fprintf(out, "jit: %s\n", p->jit ? "yes" : p->jit_off ? "off (net.core.bpf_jit_enable = 0)" :
 		"no (interpreter)");
+	fprintf(out, "bpf_loop: %s\n", p->bpf_loop ? "yes" : "no (needs 5.17+)");
 	fprintf(out, "stacks: bpf_get_stackid, user stacks by frame pointer%s\n",
 		!strcmp(p->machine, "s390x") ? " (back chain)" : "");
 	if (p->task_pt_regs)

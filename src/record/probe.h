@@ -41,6 +41,7 @@ struct probe {
 	 * riscv64's default), which the verifier needs for these programs. */
 	bool jit_off;
 	bool task_pt_regs;	/* bpf_task_pt_regs (5.15+, tp_btf): the user stack cache */
+	bool bpf_loop;		/* the bpf_loop helper (5.17+): the kernel walker's frame step */
 	/* Else the user registers at the top of the task's stack (probe_uregs). */
 	uint32_t thread_size, uregs_pad;
 	bool scan_start;	/* task iterators (kernel BTF, 5.9+): threads asleep at the start */
