@@ -445,6 +445,18 @@ void stacks_forget_pid(struct stacks *s, uint32_t pid)
 		unwinder_forget(s->unwinder, pid);
 }
 
+void stacks_fork_pid(struct stacks *s, uint32_t pid, uint32_t ppid, uint64_t time)
+{
+	if (s->unwinder)
+		unwinder_fork(s->unwinder, pid, ppid, time);
+}
+
+void stacks_exec_pid(struct stacks *s, uint32_t pid, uint64_t time)
+{
+	if (s->unwinder)
+		unwinder_exec(s->unwinder, pid, time);
+}
+
 /* The cache entry KEY goes, and the id it held retires. */
 static int cache_forget(struct stacks *s, uint32_t key)
 {
