@@ -8,9 +8,11 @@
 
 #include <bpf/bpf.h>
 
+#include "format/perf_records.h"
 #include "lib/clock.h"
 #include "lib/hashset.h"
 #include "lib/ksyms.h"
+#include "lib/procfs.h"
 #include "offcpu.h"
 #include "record/stacks.h"
 #include "unwind/unwind.h"
@@ -455,6 +457,24 @@ void stacks_exec_pid(struct stacks *s, uint32_t pid, uint64_t time)
 {
 	if (s->unwinder)
 		unwinder_exec(s->unwinder, pid, time);
+}
+
+void stacks_note_mmap(struct stacks *s, const struct perf_event_header *rec, uint64_t time)
+{
+	const struct perf_record_mmap2 *r = (const void *)rec;
+	struct proc_map m;
+	size_t len;
+
+	if (!s->unwinder || rec->type != PERF_RECORD_MMAP2 || rec->size <= sizeof(*r))
+		return;
+	len = strnlen(r->filename, rec->size - sizeof(*r));
+	if (len >= sizeof(m.file))
+		return;
+	m = (struct proc_map){ .start = r->start, .end = r->start + r->len, .pgoff = r->pgoff,
+			       .ino = r->ino, .maj = r->maj, .min = r->min, .prot = r->prot };
+	memcpy(m.file, r->filename, len);
+	m.file[len] = '\0';
+	unwinder_mmap(s->unwinder, r->pid, time, &m);
 }
 
 /* The cache entry KEY goes, and the id it held retires. */

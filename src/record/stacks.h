@@ -78,6 +78,11 @@ void stacks_forget_pid(struct stacks *s, uint32_t pid);
 void stacks_fork_pid(struct stacks *s, uint32_t pid, uint32_t ppid, uint64_t time);
 void stacks_exec_pid(struct stacks *s, uint32_t pid, uint64_t time);
 
+struct perf_event_header;
+
+/* An MMAP2 record at TIME: a file mapped after that fork or exec. */
+void stacks_note_mmap(struct stacks *s, const struct perf_event_header *rec, uint64_t time);
+
 /*
  * --call-graph dwarf for a -F sample: REGS (pc, sp, frame pointer, link
  * register) and LEN bytes of stack from sp, copied by the kernel, unwound

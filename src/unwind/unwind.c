@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "lib/clock.h"
@@ -375,7 +377,7 @@ struct uw_file {
  */
 struct uw_view {
 	uint64_t from, until;	/* for the copies taken in [from, until) */
-	uint64_t read_at;	/* read from /proc then; 0: its parent's maps at the fork */
+	uint64_t read_at;	/* read from /proc then; 0: its parent's maps, or unreadable */
 	struct pmap maps;	/* none: the span is known, its maps are not */
 };
 
@@ -429,11 +431,21 @@ size_t unwind_read_loads(int fd, struct unwind_load *loads)
 int unwind_open_mapped(uint32_t pid, const struct proc_map *m)
 {
 	char path[4200];
+	struct stat st;
 	int fd = -1;
 
 	for (int i = 0; fd < 0 && !pmap_file_path(pid, m->start, m->end, m->file, i, path,
 						      sizeof(path)); i++)
 		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	/* Its process gone (an MMAP2 record's): the same file under its name here. */
+	fd = open(m->file, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &st) || major(st.st_dev) != m->maj ||
+			minor(st.st_dev) != m->min || st.st_ino != m->ino)) {
+		close(fd);
+		fd = -1;
+	}
 	return fd;
 }
 
@@ -768,11 +780,37 @@ static struct uw_view *view_open(struct uw_views *vs, uint64_t from)
 	return w;
 }
 
-/* W := PID's maps now, while it lives (gone: W stays empty, its span known). */
+/*
+ * W := PID's maps now, while it lives (gone: W stays empty, its span
+ * known, filled by the MMAP2 records that follow).
+ */
 static void view_read(struct unwinder *u, uint32_t pid, struct uw_view *w)
 {
-	w->read_at = mono_ns();
-	u->counts.views += !read_maps(u, pid, &w->maps);
+	uint64_t now = mono_ns();
+
+	if (read_maps(u, pid, &w->maps))
+		return;
+	w->read_at = now;
+	u->counts.views++;
+}
+
+void unwinder_mmap(struct unwinder *u, uint32_t pid, uint64_t time, const struct proc_map *m)
+{
+	struct uw_views *vs = u32_map_get(&u->views, pid);
+	struct maps_read r = { u, pid };
+
+	if (!vs || !(m->prot & 4) || m->file[0] != '/' || m->end <= m->start)
+		return;
+	for (uint32_t i = vs->n; i-- > 0;) {
+		struct uw_view *w = &vs->v[i];
+
+		if (w->from > time || time >= w->until)
+			continue;
+		/* What /proc showed after it holds it, or no longer does. */
+		if (w->read_at <= time)
+			pmap_add(&w->maps, m->start, m->end, m->pgoff, file_of(&r, m));
+		return;
+	}
 }
 
 void unwinder_fork(struct unwinder *u, uint32_t pid, uint32_t ppid, uint64_t time)

@@ -112,6 +112,14 @@ void unwinder_fork(struct unwinder *u, uint32_t pid, uint32_t ppid, uint64_t tim
 /* PID exec'ed at TIME: its maps are read again (now, for its copies once it is gone). */
 void unwinder_exec(struct unwinder *u, uint32_t pid, uint64_t time);
 
+struct proc_map;
+
+/*
+ * PID mapped M at TIME (an MMAP2 record): added to its view of that time
+ * (a fork's or an exec's) unless that was read from /proc after it.
+ */
+void unwinder_mmap(struct unwinder *u, uint32_t pid, uint64_t time, const struct proc_map *m);
+
 /*
  * Frees the maps of pids forgotten before the previous sweep and not read
  * again since (called once per drain: a copy read that far behind its
