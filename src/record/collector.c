@@ -106,6 +106,7 @@ static int queue(void *ctx, const struct perf_event_header *rec, uint64_t time)
 		stacks_exec_pid(c->stacks, ((const struct perf_record_comm *)rec)->pid, time);
 	if (rec->type == PERF_RECORD_FORK && fork->pid == fork->tid)
 		stacks_fork_pid(c->stacks, fork->pid, fork->ppid, fork->time);
+	stacks_note_mmap(c->stacks, rec, time);
 	/* An exit: what the stacks keep of the thread (or process) goes. */
 	if (rec->type == PERF_RECORD_EXIT && rec->size >= sizeof(*fork)) {
 		if (stacks_forget_tid(c->stacks, fork->tid))
