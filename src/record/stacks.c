@@ -459,6 +459,11 @@ void stacks_exec_pid(struct stacks *s, uint32_t pid, uint64_t time)
 		unwinder_exec(s->unwinder, pid, time);
 }
 
+bool stacks_knows_copy(const struct stacks *s, const struct offcpu_ucopy *c)
+{
+	return !s->unwinder || unwinder_knows(s->unwinder, c->pid, c->mm);
+}
+
 void stacks_note_mmap(struct stacks *s, const struct perf_event_header *rec, uint64_t time)
 {
 	const struct perf_record_mmap2 *r = (const void *)rec;

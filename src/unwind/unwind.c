@@ -701,6 +701,13 @@ static struct pmap *proc_of(struct unwinder *u, uint32_t pid, uint64_t mm, uint6
 	return p;
 }
 
+bool unwinder_knows(const struct unwinder *u, uint32_t pid, uint64_t mm)
+{
+	const struct pmap *p = u32_map_get(&u->procs.by_pid, pid);
+
+	return p && !p->dead && p->n && (!mm || p->gen == mm);
+}
+
 /* PID is swept at the second sweep from now: its maps and views, if dead by then. */
 static void sweep_later(struct unwinder *u, uint32_t pid)
 {

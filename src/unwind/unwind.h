@@ -98,6 +98,9 @@ uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool 
 			 uint64_t *ip, uint32_t max, enum unwind_end *end,
 			 struct unwind_reads *reads);
 
+/* Whether PID's maps are held for address space MM (0: any): its copies need no record first. */
+bool unwinder_knows(const struct unwinder *u, uint32_t pid, uint64_t mm);
+
 /* PID exited (or its maps are unreadable): what is kept of it goes at a later sweep. */
 void unwinder_forget(struct unwinder *u, uint32_t pid);
 
