@@ -467,7 +467,8 @@ static int on_event(void *ctx, void *data, size_t size)
 		 * its parent's maps to be unwound with.
 		 */
 		if (size >= sizeof(struct offcpu_ucopy) &&
-		    ((const struct offcpu_ucopy *)data)->time >= c->records_read_at)
+		    ((const struct offcpu_ucopy *)data)->time >= c->records_read_at &&
+		    !stacks_knows_copy(c->stacks, data))
 			read_all(c);
 		if (stacks_add_copy(c->stacks, data, size))
 			c->err = -1;
