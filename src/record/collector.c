@@ -48,6 +48,7 @@ struct collector {
 	struct ringbuf *rb;
 	struct ordered_events q;
 	uint64_t last_drain;
+	uint64_t records_read_at;	/* the task records emitted before this are read */
 	uint64_t end;		/* the end of the recording (CLOCK_MONOTONIC ns) */
 	struct stacks *stacks;
 	uint64_t unknown_ustacks;	/* samples whose user stack id named nothing known */
@@ -99,12 +100,14 @@ static int queue(void *ctx, const struct perf_event_header *rec, uint64_t time)
 	/*
 	 * An exec, or a new process (not a thread) under a pid: the unwinder
 	 * reads its new maps (in time order with the -F samples; the copies'
-	 * address space key catches what the BPF ring delivers first).
+	 * address space key catches what the BPF ring delivers first), and
+	 * keeps them for its copies unwound once it is gone.
 	 */
 	if (rec->type == PERF_RECORD_COMM && (rec->misc & PERF_RECORD_MISC_COMM_EXEC))
-		stacks_forget_pid(c->stacks, ((const struct perf_record_comm *)rec)->pid);
+		stacks_exec_pid(c->stacks, ((const struct perf_record_comm *)rec)->pid, time);
 	if (rec->type == PERF_RECORD_FORK && fork->pid == fork->tid)
-		stacks_forget_pid(c->stacks, fork->pid);
+		stacks_fork_pid(c->stacks, fork->pid, fork->ppid, fork->time);
+	stacks_note_mmap(c->stacks, rec, time);
 	/* An exit: what the stacks keep of the thread (or process) goes. */
 	if (rec->type == PERF_RECORD_EXIT && rec->size >= sizeof(*fork)) {
 		if (stacks_forget_tid(c->stacks, fork->tid))
@@ -449,6 +452,8 @@ static void kernel_walk_copied(struct collector *c, const struct offcpu_ucopy *c
 		ktables_compare(c->kt, k->ip, k->nr, u->ip, u->nr);
 }
 
+static void read_all(struct collector *c);
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
@@ -457,6 +462,15 @@ static int on_event(void *ctx, void *data, size_t size)
 
 	/* A user stack copy (dwarf): reserved before the block that names it ends. */
 	if (size >= sizeof(uint64_t) && *(const uint64_t *)data == OFFCPU_UCOPY_MAGIC) {
+		/*
+		 * The FORK and exec records before the copy first: a process
+		 * forked, blocked and gone before its copy is unwound has only
+		 * its parent's maps to be unwound with.
+		 */
+		if (size >= sizeof(struct offcpu_ucopy) &&
+		    ((const struct offcpu_ucopy *)data)->time >= c->records_read_at &&
+		    !stacks_knows_copy(c->stacks, data))
+			read_all(c);
 		if (stacks_add_copy(c->stacks, data, size))
 			c->err = -1;
 		if (c->kt && size >= sizeof(struct offcpu_ucopy))
@@ -662,6 +676,7 @@ void collector_sample(struct collector *c)
 
 static void read_all(struct collector *c)
 {
+	c->records_read_at = mono_ns();
 	if (task_events_read(c->te, queue, c))
 		c->err = -1;
 }

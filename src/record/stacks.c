@@ -8,9 +8,11 @@
 
 #include <bpf/bpf.h>
 
+#include "format/perf_records.h"
 #include "lib/clock.h"
 #include "lib/hashset.h"
 #include "lib/ksyms.h"
+#include "lib/procfs.h"
 #include "offcpu.h"
 #include "record/stacks.h"
 #include "unwind/unwind.h"
@@ -443,6 +445,41 @@ void stacks_forget_pid(struct stacks *s, uint32_t pid)
 {
 	if (s->unwinder)
 		unwinder_forget(s->unwinder, pid);
+}
+
+void stacks_fork_pid(struct stacks *s, uint32_t pid, uint32_t ppid, uint64_t time)
+{
+	if (s->unwinder)
+		unwinder_fork(s->unwinder, pid, ppid, time);
+}
+
+void stacks_exec_pid(struct stacks *s, uint32_t pid, uint64_t time)
+{
+	if (s->unwinder)
+		unwinder_exec(s->unwinder, pid, time);
+}
+
+bool stacks_knows_copy(const struct stacks *s, const struct offcpu_ucopy *c)
+{
+	return !s->unwinder || unwinder_knows(s->unwinder, c->pid, c->mm);
+}
+
+void stacks_note_mmap(struct stacks *s, const struct perf_event_header *rec, uint64_t time)
+{
+	const struct perf_record_mmap2 *r = (const void *)rec;
+	struct proc_map m;
+	size_t len;
+
+	if (!s->unwinder || rec->type != PERF_RECORD_MMAP2 || rec->size <= sizeof(*r))
+		return;
+	len = strnlen(r->filename, rec->size - sizeof(*r));
+	if (len >= sizeof(m.file))
+		return;
+	m = (struct proc_map){ .start = r->start, .end = r->start + r->len, .pgoff = r->pgoff,
+			       .ino = r->ino, .maj = r->maj, .min = r->min, .prot = r->prot };
+	memcpy(m.file, r->filename, len);
+	m.file[len] = '\0';
+	unwinder_mmap(s->unwinder, r->pid, time, &m);
 }
 
 /* The cache entry KEY goes, and the id it held retires. */

@@ -66,8 +66,25 @@ struct stacks_tables {
 };
 const struct stacks_tables *stacks_tables(struct stacks *s);
 
-/* PID exec'ed, or a new process has it: unwind its stacks with its new maps. */
+/* Process PID exited: what is kept of its maps goes at a later drain. */
 void stacks_forget_pid(struct stacks *s, uint32_t pid);
+
+/*
+ * Process PID forked from PPID at TIME (a FORK record's), or exec'ed at
+ * TIME (a COMM record's): its stacks are unwound with its new maps, kept
+ * for copies unwound once the process is gone.  Called when the record
+ * is read, before the copies taken after it are unwound.
+ */
+void stacks_fork_pid(struct stacks *s, uint32_t pid, uint32_t ppid, uint64_t time);
+void stacks_exec_pid(struct stacks *s, uint32_t pid, uint64_t time);
+
+/* Whether copy C's address space is known: else the task records before it are wanted. */
+bool stacks_knows_copy(const struct stacks *s, const struct offcpu_ucopy *c);
+
+struct perf_event_header;
+
+/* An MMAP2 record at TIME: a file mapped after that fork or exec. */
+void stacks_note_mmap(struct stacks *s, const struct perf_event_header *rec, uint64_t time);
 
 /*
  * --call-graph dwarf for a -F sample: REGS (pc, sp, frame pointer, link

@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/hashset.h"
 #include "lib/procfs.h"
 #include "lib/procmaps.h"
@@ -23,6 +26,7 @@ const char *const unwind_end_names[UNWIND_NR] = {
 	[UNWIND_UNREADABLE] = "cut: stack unreadable",
 	[UNWIND_DEPTH] = "cut: depth limit",
 	[UNWIND_BAD] = "cut: stack pointer went backwards",
+	[UNWIND_GONE] = "cut: address space gone (exit, exec) before its maps were read",
 };
 
 /* ---- the unwinding itself, on a copy ---- */
@@ -127,7 +131,7 @@ bool unwind_cacheable(enum unwind_end end, const struct unwind_reads *reads)
 {
 	/* A cut copy or a wrong row may end otherwise another time. */
 	return !reads->overflow && end != UNWIND_SHORT_COPY && end != UNWIND_UNREADABLE &&
-	       end != UNWIND_BAD;
+	       end != UNWIND_BAD && end != UNWIND_GONE;
 }
 
 /*
@@ -364,12 +368,36 @@ struct uw_file {
 };
 
 /*
+ * A process's executable mappings over a span of time, kept for its copies
+ * unwound once /proc no longer shows them: the process exited (perf bench
+ * messaging's workers forked, blocked and exited before user space, behind
+ * the ring, unwound their copies, which stopped at their first frame), or
+ * exec'ed since the copy was taken.  Times are CLOCK_MONOTONIC: the
+ * copies' (bpf_ktime_get_ns) and the task records' (perf's clockid).
+ */
+struct uw_view {
+	uint64_t from, until;	/* for the copies taken in [from, until) */
+	uint64_t read_at;	/* read from /proc then; 0: its parent's maps, or unreadable */
+	struct pmap maps;	/* none: the span is known, its maps are not */
+};
+
+#define UW_VIEWS 4	/* a fork and a few execs while user space is behind */
+
+/* A pid's views, oldest first: the processes under it, and their execs. */
+struct uw_views {
+	uint32_t n;
+	bool dead;	/* its last process exited: swept as its maps are */
+	struct uw_view v[UW_VIEWS];
+};
+
+/*
  * A process's maps (lib/procmaps): each entry's file a struct uw_file, gen
  * the address space they were read for (0: unknown), dead once an exit, an
  * exec or a new process under the pid was seen: read them again.
  */
 struct unwinder {
 	struct pmap_set procs;
+	struct u32_map views;	/* pid -> struct uw_views */
 	/*
 	 * Pids forgotten (exit, exec, a new process), freed at the second
 	 * sweep after: copies read behind the ring still find their maps.
@@ -403,11 +431,21 @@ size_t unwind_read_loads(int fd, struct unwind_load *loads)
 int unwind_open_mapped(uint32_t pid, const struct proc_map *m)
 {
 	char path[4200];
+	struct stat st;
 	int fd = -1;
 
 	for (int i = 0; fd < 0 && !pmap_file_path(pid, m->start, m->end, m->file, i, path,
 						      sizeof(path)); i++)
 		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	/* Its process gone (an MMAP2 record's): the same file under its name here. */
+	fd = open(m->file, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &st) || major(st.st_dev) != m->maj ||
+			minor(st.st_dev) != m->min || st.st_ino != m->ino)) {
+		close(fd);
+		fd = -1;
+	}
 	return fd;
 }
 
@@ -525,6 +563,8 @@ struct proc_lookup {
 	struct pmap *p;
 	bool reread;	/* the maps were read again for this copy */
 	bool unmarked;	/* the last pc looked up lies in code built without tables */
+	bool gone;	/* /proc did not show the copy's address space */
+	bool nowhere;	/* the last pc looked up lies in no mapping */
 };
 
 static size_t budget_left(const struct unwinder *u)
@@ -576,9 +616,10 @@ static const struct cfi_row *proc_row(void *ctx, uint64_t pc, uint64_t *vaddr,
 	/* Mapped since the maps were read (dlopen): read them again, once per copy. */
 	if (!m && !l->reread) {
 		l->reread = true;
-		read_maps(l->u, l->pid, l->p);
+		l->gone |= read_maps(l->u, l->pid, l->p) != 0;
 		m = pmap_find(l->p, pc);
 	}
+	l->nowhere = !m;
 	f = m ? m->file : NULL;
 	/* A file without any table (no mapping: a pc nowhere, no build's fault). */
 	l->unmarked = f && (!f->cfi || !cfi_file_gap_is_marked(f->cfi));
@@ -599,14 +640,36 @@ static const struct cfi_row *proc_row(void *ctx, uint64_t pc, uint64_t *vaddr,
 	return NULL;
 }
 
+/* PID's view of the copies taken at TIME (0: unknown, none), or NULL. */
+static const struct uw_view *view_at(const struct unwinder *u, uint32_t pid, uint64_t time)
+{
+	const struct uw_views *vs = u32_map_get(&u->views, pid);
+
+	for (uint32_t i = vs && time ? vs->n : 0; i-- > 0;)
+		if (vs->v[i].from <= time && time < vs->v[i].until)
+			return vs->v[i].maps.n ? &vs->v[i] : NULL;
+	return NULL;
+}
+
+/* Whether PID forked or exec'ed after TIME: /proc shows another address space. */
+static bool changed_since(const struct unwinder *u, uint32_t pid, uint64_t time)
+{
+	const struct uw_views *vs = u32_map_get(&u->views, pid);
+
+	return time && vs && vs->n && vs->v[vs->n - 1].from > time;
+}
+
 /*
  * PID's maps, read again when its address space is another than when they
  * were read (MM: an exec, or a new process under a reused pid; 0: unknown,
  * the -F samples, whose exec records forget the pid in time order instead).
+ * *GONE: /proc does not show the address space of copy time TIME.
  */
-static struct pmap *proc_of(struct unwinder *u, uint32_t pid, uint64_t mm, bool *fresh)
+static struct pmap *proc_of(struct unwinder *u, uint32_t pid, uint64_t mm, uint64_t time,
+			    bool *fresh, bool *gone)
 {
 	struct pmap *p = pmap_set_get(&u->procs, pid, false);
+	const struct uw_view *w = view_at(u, pid, time);
 
 	*fresh = false;
 	if (p && !p->dead && (!mm || !p->gen || p->gen == mm)) {
@@ -622,24 +685,32 @@ static struct pmap *proc_of(struct unwinder *u, uint32_t pid, uint64_t mm, bool 
 	 * A process gone before its copies were unwound (user space behind
 	 * the ring: riscv64 under a busy TCG host cut a third of a thread's
 	 * stacks at their first frame) has no maps to read: those last read
-	 * still describe copies of the same address space.
+	 * still describe copies of the same address space, else its view of
+	 * the copy's time.  So does an address space an exec replaced.
 	 */
-	if (read_maps(u, pid, p) && !(mm && p->gen == mm))
-		pmap_reset(p);
+	*gone = changed_since(u, pid, time) || read_maps(u, pid, p);
+	if (*gone && !(mm && p->gen == mm)) {
+		if (w && !pmap_copy(p, &w->maps))
+			u->counts.views_used++;
+		else
+			pmap_reset(p);
+	}
 	p->dead = false;
 	p->gen = mm;
 	*fresh = true;
 	return p;
 }
 
-void unwinder_forget(struct unwinder *u, uint32_t pid)
+bool unwinder_knows(const struct unwinder *u, uint32_t pid, uint64_t mm)
 {
-	struct pmap *p = pmap_set_get(&u->procs, pid, false);
+	const struct pmap *p = u32_map_get(&u->procs.by_pid, pid);
 
-	/* Kept for copies unwound once it is gone (proc_of), until swept. */
-	if (!p || p->dead)
-		return;
-	p->dead = true;
+	return p && !p->dead && p->n && (!mm || p->gen == mm);
+}
+
+/* PID is swept at the second sweep from now: its maps and views, if dead by then. */
+static void sweep_later(struct unwinder *u, uint32_t pid)
+{
 	if (u->nr_forgotten == u->cap_forgotten) {
 		size_t cap = u->cap_forgotten ? 2 * u->cap_forgotten : 64;
 		uint32_t *f = realloc(u->forgotten, cap * sizeof(*f));
@@ -652,6 +723,145 @@ void unwinder_forget(struct unwinder *u, uint32_t pid)
 	u->forgotten[u->nr_forgotten++] = pid;
 }
 
+/* PID's maps describe an address space that ended: read again for the next copy. */
+static void maps_dead(struct unwinder *u, uint32_t pid)
+{
+	struct pmap *p = pmap_set_get(&u->procs, pid, false);
+
+	/* Kept for copies unwound once it is gone (proc_of), until swept. */
+	if (!p || p->dead)
+		return;
+	p->dead = true;
+	sweep_later(u, pid);
+}
+
+void unwinder_forget(struct unwinder *u, uint32_t pid)
+{
+	struct uw_views *vs = u32_map_get(&u->views, pid);
+
+	maps_dead(u, pid);
+	if (vs && !vs->dead) {
+		vs->dead = true;
+		sweep_later(u, pid);
+	}
+}
+
+static void views_free(void *v)
+{
+	struct uw_views *vs = v;
+
+	for (uint32_t i = 0; vs && i < vs->n; i++)
+		pmap_release(&vs->v[i].maps);
+	free(vs);
+}
+
+/* PID's views, created if need be (NULL: no memory; its copies may be cut, counted). */
+static struct uw_views *views_of(struct unwinder *u, uint32_t pid)
+{
+	struct uw_views *vs = u32_map_get(&u->views, pid);
+
+	if (vs)
+		return vs;
+	vs = calloc(1, sizeof(*vs));
+	if (vs && u32_map_put(&u->views, pid, vs)) {
+		free(vs);
+		return NULL;
+	}
+	return vs;
+}
+
+/* A view from FROM on, empty: the last one ends there; the oldest goes when full. */
+static struct uw_view *view_open(struct uw_views *vs, uint64_t from)
+{
+	struct uw_view *w;
+
+	if (vs->n && vs->v[vs->n - 1].until > from)
+		vs->v[vs->n - 1].until = from;
+	if (vs->n == UW_VIEWS) {
+		pmap_release(&vs->v[0].maps);
+		memmove(vs->v, vs->v + 1, (UW_VIEWS - 1) * sizeof(*vs->v));
+		vs->n--;
+	}
+	w = &vs->v[vs->n++];
+	*w = (struct uw_view){ .from = from, .until = UINT64_MAX };
+	return w;
+}
+
+/*
+ * W := PID's maps now, while it lives (gone: W stays empty, its span
+ * known, filled by the MMAP2 records that follow).
+ */
+static void view_read(struct unwinder *u, uint32_t pid, struct uw_view *w)
+{
+	uint64_t now = mono_ns();
+
+	if (read_maps(u, pid, &w->maps))
+		return;
+	w->read_at = now;
+	u->counts.views++;
+}
+
+void unwinder_mmap(struct unwinder *u, uint32_t pid, uint64_t time, const struct proc_map *m)
+{
+	struct uw_views *vs = u32_map_get(&u->views, pid);
+	struct maps_read r = { u, pid };
+
+	if (!vs || !(m->prot & 4) || m->file[0] != '/' || m->end <= m->start)
+		return;
+	for (uint32_t i = vs->n; i-- > 0;) {
+		struct uw_view *w = &vs->v[i];
+
+		if (w->from > time || time >= w->until)
+			continue;
+		/* What /proc showed after it holds it, or no longer does. */
+		if (w->read_at <= time)
+			pmap_add(&w->maps, m->start, m->end, m->pgoff, file_of(&r, m));
+		return;
+	}
+}
+
+void unwinder_fork(struct unwinder *u, uint32_t pid, uint32_t ppid, uint64_t time)
+{
+	const struct pmap *parent = pmap_set_get(&u->procs, ppid, false);
+	const struct uw_view *pw = view_at(u, ppid, time);
+	struct uw_views *vs;
+	struct uw_view *w;
+
+	maps_dead(u, pid);
+	if (!(vs = views_of(u, pid)))
+		return;
+	vs->dead = false;	/* a sweep due for the pid's old process leaves it */
+	w = view_open(vs, time);
+	/*
+	 * The child's address space is a copy of its parent's: the parent's
+	 * maps unless an exec (dead) or the start (no gen) stands between,
+	 * else its view of the fork's time, else the child's own, now.
+	 */
+	if (parent && !parent->dead && parent->gen && parent->n && !pmap_copy(&w->maps, parent))
+		u->counts.views++;
+	else if (pw && !pmap_copy(&w->maps, &pw->maps))
+		u->counts.views++;
+	else
+		view_read(u, pid, w);
+}
+
+void unwinder_exec(struct unwinder *u, uint32_t pid, uint64_t time)
+{
+	struct uw_views *vs;
+	struct uw_view *last;
+
+	maps_dead(u, pid);
+	if (!(vs = views_of(u, pid)))
+		return;
+	last = vs->n ? &vs->v[vs->n - 1] : NULL;
+	/* Read from /proc after this exec: its maps are this exec's, not the span's before. */
+	if (last && last->read_at > time && last->from < time) {
+		last->from = time;
+		return;
+	}
+	view_read(u, pid, view_open(vs, time));
+}
+
 void unwinder_sweep(struct unwinder *u)
 {
 	size_t ripe = u->forgotten_ripe;
@@ -659,9 +869,13 @@ void unwinder_sweep(struct unwinder *u)
 	for (size_t i = 0; i < ripe; i++) {
 		struct pmap *p = pmap_set_get(&u->procs, u->forgotten[i], false);
 
+		struct uw_views *vs = u32_map_get(&u->views, u->forgotten[i]);
+
 		/* Read again since (a live process now): not ours to free. */
 		if (p && p->dead)
 			pmap_set_drop(&u->procs, u->forgotten[i]);
+		if (vs && vs->dead)
+			views_free(u32_map_del(&u->views, u->forgotten[i]));
 	}
 	if (ripe)
 		memmove(u->forgotten, u->forgotten + ripe,
@@ -677,7 +891,7 @@ uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool 
 	struct proc_lookup l = { .u = u, .pid = c->pid };
 	uint32_t n;
 
-	l.p = proc_of(u, c->pid, c->mm, &l.reread);
+	l.p = proc_of(u, c->pid, c->mm, c->time, &l.reread, &l.gone);
 	if (!l.p) {
 		/* Out of memory: the innermost frame, never cached. */
 		if (reads)
@@ -688,6 +902,11 @@ uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool 
 		return max ? 1 : 0;
 	}
 	n = unwind_stack(c, c->len, ends_stack, proc_row, &l, ip, max, end, reads);
+	/* No file at the pc as its maps were not to be had: no build's fault. */
+	if (*end == UNWIND_NO_CFI && l.gone && l.nowhere) {
+		*end = UNWIND_GONE;
+		l.unmarked = false;
+	}
 	u->counts.end[*end]++;
 	u->counts.cut_no_table += *end == UNWIND_NO_CFI && l.unmarked;
 	for (size_t i = 0; !u->counts.machine && i < l.p->n; i++) {
@@ -743,6 +962,7 @@ void unwinder_free(struct unwinder *u)
 	if (!u)
 		return;
 	pmap_set_free(&u->procs);
+	u32_map_free(&u->views, views_free);
 	free(u->forgotten);
 	for (size_t i = 0; i < u->nr_files; i++) {
 		cfi_file_close(u->files[i]->cfi);

@@ -28,6 +28,7 @@ enum unwind_end {
 	UNWIND_UNREADABLE,	/* cut: nothing of the stack could be copied */
 	UNWIND_DEPTH,		/* cut: the frame limit */
 	UNWIND_BAD,		/* cut: the stack pointer went backwards (a wrong row) */
+	UNWIND_GONE,		/* cut: a pc in no mapping, the address space gone unread */
 	UNWIND_NR,
 };
 
@@ -97,8 +98,30 @@ uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool 
 			 uint64_t *ip, uint32_t max, enum unwind_end *end,
 			 struct unwind_reads *reads);
 
-/* PID exec'ed or is another process now: its maps are read again. */
+/* Whether PID's maps are held for address space MM (0: any): its copies need no record first. */
+bool unwinder_knows(const struct unwinder *u, uint32_t pid, uint64_t mm);
+
+/* PID exited (or its maps are unreadable): what is kept of it goes at a later sweep. */
 void unwinder_forget(struct unwinder *u, uint32_t pid);
+
+/*
+ * Process PID forked from PPID at TIME (CLOCK_MONOTONIC, as the copies'
+ * time): its copies from then on are unwound with its parent's maps (its
+ * own, read now, if the parent's are not known) when it is gone before
+ * they are unwound.
+ */
+void unwinder_fork(struct unwinder *u, uint32_t pid, uint32_t ppid, uint64_t time);
+
+/* PID exec'ed at TIME: its maps are read again (now, for its copies once it is gone). */
+void unwinder_exec(struct unwinder *u, uint32_t pid, uint64_t time);
+
+struct proc_map;
+
+/*
+ * PID mapped M at TIME (an MMAP2 record): added to its view of that time
+ * (a fork's or an exec's) unless that was read from /proc after it.
+ */
+void unwinder_mmap(struct unwinder *u, uint32_t pid, uint64_t time, const struct proc_map *m);
 
 /*
  * Frees the maps of pids forgotten before the previous sweep and not read
@@ -119,6 +142,8 @@ struct unwind_counts {
 	uint64_t cut_no_table;		/* UNWIND_NO_CFI at code built without tables */
 	uint64_t debug_files;		/* separate debug files whose CFI was read */
 	uint64_t debug_rows;		/* steps by a debug file's row (the file's own had none) */
+	uint64_t views;			/* maps kept at a fork or exec (unwinder_fork, _exec) */
+	uint64_t views_used;		/* copies of an address space gone unwound with those */
 };
 
 /*
