@@ -108,10 +108,7 @@ static int queue(void *ctx, const struct perf_event_header *rec, uint64_t time)
 	if (rec->type == PERF_RECORD_FORK && fork->pid == fork->tid)
 		stacks_fork_pid(c->stacks, fork->pid, fork->ppid, fork->time);
 	stacks_note_mmap(c->stacks, rec, time);
-	/* An exit: what the stacks keep of the thread (or process) goes. */
 	if (rec->type == PERF_RECORD_EXIT && rec->size >= sizeof(*fork)) {
-		if (stacks_forget_tid(c->stacks, fork->tid))
-			c->err = -1;
 		/*
 		 * Its last thread: the kernel's pid filter lets it go too, or
 		 * after PID_FILTER_ENTRIES forks no new process is followed
@@ -131,14 +128,20 @@ static void deliver(void *ctx, const struct perf_event_header *rec, uint64_t tim
 	const struct perf_record_fork *exit = (const void *)rec;
 
 	/*
-	 * A process's exit: its maps go from the unwinder in time order, not
-	 * when the exit is read.  Its last stack copies can still wait in the
-	 * BPF ring then (a slow consumer: 7.x under TCG lost the last 0.75 s
-	 * of a recording's user stacks), and would find no maps to unwind by.
+	 * An exit: what the stacks keep of the thread (its stack cache
+	 * entries) and of a process (its maps) goes in time order, not when
+	 * the exit is read.  Its last stack copies can still wait in the BPF
+	 * ring then (a slow consumer: 7.x under TCG lost the last 0.75 s of a
+	 * recording's user stacks; task records read before a copy of an
+	 * unknown process, see on_event), and would find no maps to unwind
+	 * by, or cache the thread again for good.
 	 */
-	if (rec->type == PERF_RECORD_EXIT && rec->size >= sizeof(*exit) &&
-	    exit->pid == exit->tid)
-		stacks_forget_pid(c->stacks, exit->pid);
+	if (rec->type == PERF_RECORD_EXIT && rec->size >= sizeof(*exit)) {
+		if (stacks_forget_tid(c->stacks, exit->tid))
+			c->err = -1;
+		if (exit->pid == exit->tid)
+			stacks_forget_pid(c->stacks, exit->pid);
+	}
 	if (c->fl.buf) {
 		window_push(c, rec, time);
 		return;
