@@ -110,3 +110,24 @@ if [ -s "$WORK/bycount" ] && sorted_desc "$WORK/bycount" 2 && sorted_desc "$WORK
 else
 	fail knobs-report-sort "by count: $(awk '{ print $2 }' "$WORK/bycount" | tr '\n' ' ')"
 fi
+
+# --nice: the recorder's main thread runs at -20 by default (a busy
+# machine must not starve the ring's reader), at --nice N when asked, and
+# at the nice it was started with when that is not 0; the command it runs
+# keeps the caller's.  Field 19 of /proc/PID/stat, read by the command
+# (its parent is offcpu) while the recording runs.
+nices() {
+	"$@" -o "$WORK/nice.data" -- sh -c \
+		'echo $(cut -d" " -f19 /proc/$PPID/stat) $(cut -d" " -f19 /proc/self/stat)' \
+		2>/dev/null | tail -n 1
+}
+n_default=$(nices "$OFFCPU")
+n_asked=$(nices "$OFFCPU" --nice 5)
+n_started=$(nices nice -n 3 "$OFFCPU")
+if [ "$n_default" = "-20 0" ] && [ "$n_asked" = "5 0" ] && [ "$n_started" = "3 3" ]; then
+	pass knobs-nice
+else
+	fail knobs-nice "recorder, command: '$n_default' by default (want -20 0), '$n_asked' with --nice 5 (5 0), '$n_started' under nice -n 3 (3 3)"
+fi
+T=knobs
+bad_value nice "expected a number from -20 to 19" --nice 20

@@ -26,6 +26,7 @@ enum {
 	OPT_UNWIND_TABLES,
 	OPT_UNWIND_IN,
 	OPT_UNWIND_ROWS,
+	OPT_NICE,
 	OPT_WAKERS,
 	OPT_NO_BUILDID_CACHE,
 	OPT_SWITCH_OUTPUT,
@@ -64,6 +65,7 @@ static const struct option long_opts[] = {
 	{ "unwind-tables", required_argument, NULL, OPT_UNWIND_TABLES },
 	{ "unwind-in", required_argument, NULL, OPT_UNWIND_IN },
 	{ "unwind-rows", required_argument, NULL, OPT_UNWIND_ROWS },
+	{ "nice", required_argument, NULL, OPT_NICE },
 	{ "wakers", no_argument, NULL, OPT_WAKERS },
 	{ "no-buildid-cache", no_argument, NULL, OPT_NO_BUILDID_CACHE },
 	{ "switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT },
@@ -121,6 +123,10 @@ void cli_usage(FILE *out)
 "                            differ from their unwinding here (-v prints it)\n"
 "      --unwind-rows N       --unwind-in kernel: CFI rows held in the kernel, 16 bytes each\n"
 "                            (default 262144: 4 MiB of locked memory)\n"
+"      --nice N              the recorder's own threads' nice, -20 to 19 (default -20 when\n"
+"                            started at 0, so a busy machine does not starve the reader\n"
+"                            of the ring; else the nice it was started with); the command\n"
+"                            it runs keeps the caller's\n"
 "  -F, --freq, --on-cpu HZ   also sample on-CPU stacks HZ times a second (cpu-clock event)\n"
 "      --wakers              also record who woke each block: the waker's stacks go to a\n"
 "                            second event, offcpu-waker (see offcpu report --wakers)\n"
@@ -404,6 +410,20 @@ static int parse_stack_cache(struct offcpu_opts *o, const char *s)
 	return 0;
 }
 
+/* --nice: -20 to 19, as nice(1) takes it. */
+static int parse_nice(const char *s, int *nice)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < -20 || v > 19)
+		return bad("--nice", s, "expected a number from -20 to 19");
+	*nice = (int)v;
+	return 0;
+}
+
 static void defaults(struct offcpu_opts *o, int argc, char **argv)
 {
 	memset(o, 0, sizeof(*o));
@@ -421,6 +441,7 @@ static void defaults(struct offcpu_opts *o, int argc, char **argv)
 	o->dwarf_buffer = 4u << 20;
 	o->unwind_tables = 32u << 20;
 	o->unwind_rows = 262144;
+	o->nice = NICE_UNSET;
 	o->flight_bytes = 32u << 20;
 	o->trigger_after_ns = 1000000000ull;
 	o->argc = argc;
@@ -531,6 +552,8 @@ static int parse_one(struct offcpu_opts *o, int c, const char *arg)
 			return bad("--unwind-rows", arg, "must be at least 1");
 		o->unwind_rows = v;
 		return 0;
+	case OPT_NICE:
+		return parse_nice(arg, &o->nice);
 	case OPT_WAKERS:
 		o->wakers = true;
 		return 0;

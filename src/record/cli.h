@@ -41,6 +41,7 @@ enum switch_mode {
 };
 
 /* --flight-recorder's memory cap, bounds included. */
+#define NICE_UNSET		100	/* no --nice: -20 if started at nice 0 */
 #define FLIGHT_BYTES_MIN	(64ull << 10)
 #define FLIGHT_BYTES_MAX	(16ull << 30)
 
@@ -65,6 +66,7 @@ struct offcpu_opts {
 	bool unwind_in_kernel;	/* --unwind-in kernel: the BPF program walks with CFI rows */
 	bool unwind_verify;	/* --unwind-in verify: and its stacks are copied and compared */
 	uint32_t unwind_rows;	/* --unwind-rows: entries of its row pool */
+	int nice;		/* --nice, or NICE_UNSET: -20 if started at 0 */
 	bool wakers;		/* --wakers: record who woke each block */
 	enum stack_cache stack_cache;
 	bool no_buildid_cache;	/* files of other mount namespaces stay uncopied */

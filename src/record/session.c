@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "format/perf_data.h"
 #include "lib/clock.h"
@@ -58,6 +59,8 @@ static int check_output(const char *path)
 	return 0;
 }
 
+#define DEFAULT_NICE	(-20)
+
 struct session {
 	const struct offcpu_opts *o;
 	struct rotation rot;
@@ -96,6 +99,37 @@ static int scan_start(struct session *s)
 	return 0;
 }
 
+/*
+ * The recorder's threads run at --nice (threads started later inherit it),
+ * -20 by default: under a load of many runnable tasks the scheduler's fair
+ * share leaves the ring's reader too little time, the ring fills and user
+ * stacks fall back to frame pointers.  A nice the caller chose is kept.
+ * Called after the command's fork, which keeps the caller's.
+ */
+static int set_nice(const struct offcpu_opts *o)
+{
+	int started, want;
+
+	errno = 0;
+	started = getpriority(PRIO_PROCESS, 0);
+	if (o->nice == NICE_UNSET && (errno || started != 0))
+		want = started;
+	else
+		want = o->nice == NICE_UNSET ? DEFAULT_NICE : o->nice;
+	if (want != started && setpriority(PRIO_PROCESS, 0, want)) {
+		if (o->nice != NICE_UNSET) {
+			fprintf(stderr, "offcpu: --nice %d: %s\n", want, strerror(errno));
+			return -1;
+		}
+		want = started;
+	}
+	if (o->verbose)
+		fprintf(stderr, "nice: %d (%s)\n", want,
+			o->nice != NICE_UNSET ? "--nice" :
+			want == DEFAULT_NICE ? "the default" : "as started");
+	return 0;
+}
+
 static int session_setup(struct session *s)
 {
 	const struct offcpu_opts *o = s->o;
@@ -120,6 +154,8 @@ static int session_setup(struct session *s)
 			return -1;
 		target_add_child(&s->target, s->ch.pid);
 	}
+	if (set_nice(o))
+		return -1;
 	if (loader_load(&s->ld, o, &s->target, &s->probe, &s->plan) || loader_attach(&s->ld))
 		return -1;
 	summary_unwinding(o, &s->plan);
