@@ -681,6 +681,8 @@ static void read_all(struct collector *c)
 	c->records_read_at = mono_ns();
 	if (task_events_read(c->te, queue, c))
 		c->err = -1;
+	if (task_events_lost(c->te))
+		stacks_records_lost(c->stacks);
 }
 
 int collector_poll(struct collector *c, int timeout_ms)

@@ -459,6 +459,12 @@ void stacks_exec_pid(struct stacks *s, uint32_t pid, uint64_t time)
 		unwinder_exec(s->unwinder, pid, time);
 }
 
+void stacks_records_lost(struct stacks *s)
+{
+	if (s->unwinder)
+		unwinder_records_lost(s->unwinder);
+}
+
 bool stacks_knows_copy(const struct stacks *s, const struct offcpu_ucopy *c)
 {
 	return !s->unwinder || unwinder_knows(s->unwinder, c->pid, c->mm);

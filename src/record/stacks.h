@@ -78,6 +78,8 @@ void stacks_forget_pid(struct stacks *s, uint32_t pid);
 void stacks_fork_pid(struct stacks *s, uint32_t pid, uint32_t ppid, uint64_t time);
 void stacks_exec_pid(struct stacks *s, uint32_t pid, uint64_t time);
 
+/* Task records were lost: the unwinder's views of forks and execs may lack mappings. */
+void stacks_records_lost(struct stacks *s);
 /* Whether copy C's address space is known: else the task records before it are wanted. */
 bool stacks_knows_copy(const struct stacks *s, const struct offcpu_ucopy *c);
 

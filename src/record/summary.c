@@ -49,8 +49,8 @@ static void print_unwind(const uint64_t *n, const struct unwind_counts *u)
 	for (int i = 0; i < UNWIND_NR; i++)
 		fprintf(stderr, "[ offcpu: user stacks unwound, %s: %llu ]\n", unwind_end_names[i],
 			(unsigned long long)u->end[i]);
-	fprintf(stderr, "[ offcpu: maps kept at a fork or exec: %llu; copies of an address space "
-		"gone unwound with those: %llu ]\n",
+	fprintf(stderr, "[ offcpu: maps kept at a fork or exec: %llu; processes unwound with "
+		"those at their first copy after it (alive or gone, /proc/PID/maps not read): %llu ]\n",
 		(unsigned long long)u->views, (unsigned long long)u->views_used);
 	/* Cut for want of tables: what the user can add to the build. */
 	if (u->cut_no_table)

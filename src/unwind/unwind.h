@@ -112,6 +112,12 @@ void unwinder_forget(struct unwinder *u, uint32_t pid);
  */
 void unwinder_fork(struct unwinder *u, uint32_t pid, uint32_t ppid, uint64_t time);
 
+/*
+ * Task records (FORK, MMAP2) were lost: a view may lack a mapping, so a
+ * process's first copy reads /proc again rather than trust its view.
+ */
+void unwinder_records_lost(struct unwinder *u);
+
 /* PID exec'ed at TIME: its maps are read again (now, for its copies once it is gone). */
 void unwinder_exec(struct unwinder *u, uint32_t pid, uint64_t time);
 
@@ -143,7 +149,7 @@ struct unwind_counts {
 	uint64_t debug_files;		/* separate debug files whose CFI was read */
 	uint64_t debug_rows;		/* steps by a debug file's row (the file's own had none) */
 	uint64_t views;			/* maps kept at a fork or exec (unwinder_fork, _exec) */
-	uint64_t views_used;		/* copies of an address space gone unwound with those */
+	uint64_t views_used;		/* processes unwound with those, /proc unread (or gone) */
 };
 
 /*
