@@ -187,7 +187,7 @@ void summary_print(const struct offcpu_opts *o, const struct plan *pl,
 		[DROP_FILTER] = "forked processes not followed (pid filter full)",
 		[DROP_KTHREADS] = "kernel threads not recognised, their blocks recorded (kthreads map full)",
 		[DROP_UNSEEN] = "blocks lost: their thread was switched in without a sched_switch event",
-		[DROP_UCOPY] = "user stacks walked by frame pointer, not copied (ring buffer full: raise --dwarf-buffer)",
+		[DROP_UCOPY] = "user stacks walked by frame pointer, not copied (ring buffer full: its reader was behind; raise --dwarf-buffer, or lower --nice)",
 		[DROP_UREGS] = "user stacks walked by frame pointer, not copied (no user registers at the top of the thread's kernel stack)",
 	};
 	const uint64_t *n = st->counters;
