@@ -27,6 +27,7 @@ const char *const unwind_end_names[UNWIND_NR] = {
 	[UNWIND_DEPTH] = "cut: depth limit",
 	[UNWIND_BAD] = "cut: stack pointer went backwards",
 	[UNWIND_GONE] = "cut: address space gone (exit, exec) before its maps were read",
+	[UNWIND_BUDGET] = "cut: CFI rows over the --unwind-tables budget",
 };
 
 /* ---- the unwinding itself, on a copy ---- */
@@ -131,7 +132,7 @@ bool unwind_cacheable(enum unwind_end end, const struct unwind_reads *reads)
 {
 	/* A cut copy or a wrong row may end otherwise another time. */
 	return !reads->overflow && end != UNWIND_SHORT_COPY && end != UNWIND_UNREADABLE &&
-	       end != UNWIND_BAD && end != UNWIND_GONE;
+	       end != UNWIND_BAD && end != UNWIND_GONE && end != UNWIND_BUDGET;
 }
 
 /*
@@ -566,6 +567,7 @@ struct proc_lookup {
 	bool unmarked;	/* the last pc looked up lies in code built without tables */
 	bool gone;	/* /proc did not show the copy's address space */
 	bool nowhere;	/* the last pc looked up lies in no mapping */
+	bool over_budget;	/* the last pc's row was refused: the budget was spent */
 };
 
 static size_t budget_left(const struct unwinder *u)
@@ -612,7 +614,7 @@ static const struct cfi_row *proc_row(void *ctx, uint64_t pc, uint64_t *vaddr,
 	const struct pmap_entry *m = pmap_find(l->p, pc);
 	struct uw_file *f;
 	const struct cfi_row *row;
-	uint64_t off;
+	uint64_t off, refused;
 
 	/* Mapped since the maps were read (dlopen): read them again, once per copy. */
 	if (!m && !l->reread) {
@@ -621,6 +623,7 @@ static const struct cfi_row *proc_row(void *ctx, uint64_t pc, uint64_t *vaddr,
 		m = pmap_find(l->p, pc);
 	}
 	l->nowhere = !m;
+	l->over_budget = false;
 	f = m ? m->file : NULL;
 	/* A file without any table (no mapping: a pc nowhere, no build's fault). */
 	l->unmarked = f && (!f->cfi || !cfi_file_gap_is_marked(f->cfi));
@@ -632,7 +635,9 @@ static const struct cfi_row *proc_row(void *ctx, uint64_t pc, uint64_t *vaddr,
 			continue;
 		*vaddr = off - f->loads[i].offset + f->loads[i].vaddr;
 		*machine = cfi_file_machine(f->cfi ? f->cfi : f->dbg);
+		refused = l->u->counts.over_budget;
 		row = uw_file_row(l->u, f, *vaddr);
+		l->over_budget = !row && l->u->counts.over_budget != refused;
 		/* Its debug file covers what its own tables do not: no cut of the build's. */
 		if (row && row->kind != CFI_GAP && !f->cfi)
 			l->unmarked = false;
@@ -926,6 +931,11 @@ uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool 
 	/* No file at the pc as its maps were not to be had: no build's fault. */
 	if (*end == UNWIND_NO_CFI && l.gone && l.nowhere) {
 		*end = UNWIND_GONE;
+		l.unmarked = false;
+	}
+	/* No row for want of memory, not of tables: not the build's fault either. */
+	if (*end == UNWIND_NO_CFI && l.over_budget) {
+		*end = UNWIND_BUDGET;
 		l.unmarked = false;
 	}
 	u->counts.end[*end]++;

@@ -29,6 +29,7 @@ enum unwind_end {
 	UNWIND_DEPTH,		/* cut: the frame limit */
 	UNWIND_BAD,		/* cut: the stack pointer went backwards (a wrong row) */
 	UNWIND_GONE,		/* cut: a pc in no mapping, the address space gone unread */
+	UNWIND_BUDGET,		/* cut: a row refused, --unwind-tables spent */
 	UNWIND_NR,
 };
 
