@@ -507,7 +507,7 @@ static __always_inline void switch_in(struct task_struct *next, bool task_storag
 	end_any_block(TASK_READ(tp_btf, next, tgid), tid, s, now);
 }
 
-/* KWALKER: the kernel walker, KWALK_* (the *_loop and *_tail programs). */
+/* KWALKER: the kernel walker, KWALK_* (the *_loop programs). */
 static __always_inline int on_switch(unsigned long long *ctx, bool task_storage,
 				     bool tp_btf, int kwalker)
 {
@@ -540,7 +540,7 @@ static __always_inline int on_switch(unsigned long long *ctx, bool task_storage,
 	SEC(sec)						\
 	int name(unsigned long long *ctx)			\
 	{							\
-		if (kwalker == KWALK_TAIL)			\
+		if (kwalk_is_tail(kwalker))			\
 			kwalk_tail_enter();			\
 		return on_switch(ctx, task_storage, tp_btf, kwalker);	\
 	}
@@ -558,14 +558,11 @@ SWITCH_PROG(on_switch_task_loop, "tp_btf/sched_switch", true, true, KWALK_LOOP)
 SWITCH_PROG(on_switch_hash_loop, "tp_btf/sched_switch", false, true, KWALK_LOOP)
 SWITCH_PROG(on_switch_raw_loop, "raw_tp/sched_switch", false, false, KWALK_LOOP)
 /*
- * And with the walk in tail-called steps (kwalk_tail): the steps are
- * programs of the sched_switch program's own type and attach point (a tail
- * call needs both), loaded with it and never attached (loader.c).
+ * The tail-call walker's steps (kwalk_tail; the sched_switch programs of
+ * the bounded loop with cfg.kwalk_tail): programs of the sched_switch
+ * program's own type and attach point (a tail call needs both), loaded
+ * with it and never attached (loader.c).
  */
-SWITCH_PROG(on_switch_task_tail, "tp_btf/sched_switch", true, true, KWALK_TAIL)
-SWITCH_PROG(on_switch_hash_tail, "tp_btf/sched_switch", false, true, KWALK_TAIL)
-SWITCH_PROG(on_switch_raw_tail, "raw_tp/sched_switch", false, false, KWALK_TAIL)
-
 SEC("tp_btf/sched_switch")
 int kwalk_step_btf(unsigned long long *ctx)
 {

@@ -24,10 +24,20 @@
 #define KU_FRAMES OFFCPU_SPILL_FRAMES
 #endif
 
-/* Which walker a sched_switch program has (a constant per program). */
+/*
+ * Which walker a sched_switch program has: bpf_loop's callback, a program
+ * of its own (a constant per program), else the bounded loop or, where
+ * cfg.kwalk_tail says so, tail-called steps (one program: the verifier
+ * drops the walker not chosen as dead code, and the binary has no third
+ * copy of the sched_switch programs).
+ */
 #define KWALK_BOUNDED	0
-#define KWALK_LOOP	1	/* bpf_loop's callback */
-#define KWALK_TAIL	2	/* a tail-called step program */
+#define KWALK_LOOP	1
+
+static __always_inline bool kwalk_is_tail(int walker)
+{
+	return walker != KWALK_LOOP && cfg.kwalk_tail;
+}
 
 /*
  * Frames per tail-called step: the verifier checks these frame by frame.
@@ -431,8 +441,9 @@ done:
 /*
  * The frames of thread PID (address space MM, user registers IP SP FP LR)
  * into SC's key (at most MAX): the innermost pc, then the return addresses.
- * WALKER: KWALK_* (a constant: each program has one walker; KWALK_TAIL's
- * is kwalk_tail).  Returns how many, or < 0 (minus the counter of the miss).
+ * WALKER: KWALK_* (a constant: each program has one walker; the tail-call
+ * walker is kwalk_tail).  Returns how many, or < 0 (minus the counter of
+ * the miss).
  */
 static __always_inline int kwalk(struct offcpu_spill_scratch *sc, __u32 pid, __u64 mm, __u64 ip,
 				 __u64 sp, __u64 fp, __u64 lr, __u32 max, struct offcpu_kwant *want,
@@ -465,8 +476,8 @@ static __always_inline int kwalk(struct offcpu_spill_scratch *sc, __u32 pid, __u
  * The stack id of the current thread's user stack walked here: a spill id
  * (its frames are the key), or < 0 after counting why it was not (the
  * caller copies the stack instead).  *CACHE: the stack cache entry for it,
- * or NULL where it cannot have one.  WALKER: KWALK_* (kwalk); CTX: the
- * program's, for KWALK_TAIL's tail calls.
+ * or NULL where it cannot have one.  WALKER: KWALK_*; CTX: the program's,
+ * for the tail-call walker's tail calls.
  */
 static __always_inline __s32 kunwind_stack_id(void *ctx, __u32 pid, __u64 mm, __u64 ip,
 					      __u64 sp, __u64 fp, __u64 lr,
@@ -485,7 +496,7 @@ static __always_inline __s32 kunwind_stack_id(void *ctx, __u32 pid, __u64 mm, __
 	uc = bpf_map_lookup_elem(&ku_cache, &zero);
 	if (!sc || !uc)
 		return -1;
-	if (walker == KWALK_TAIL)
+	if (kwalk_is_tail(walker))
 		n = kwalk_tail(ctx, sc, pid, mm, ip, sp, fp, lr, max, &want, uc);
 	else
 		n = kwalk(sc, pid, mm, ip, sp, fp, lr, max, &want, uc, walker);

@@ -79,9 +79,7 @@ static const struct { const char *name; size_t off; int in; } prog_names[] = {
 	PROG(on_switch_task, IN_CORE), PROG(on_switch_hash, IN_CORE),
 	PROG(on_switch_raw, IN_CORE), PROG(on_switch_task_loop, IN_CORE),
 	PROG(on_switch_hash_loop, IN_CORE), PROG(on_switch_raw_loop, IN_CORE),
-	PROG(on_switch_task_tail, IN_CORE), PROG(on_switch_hash_tail, IN_CORE),
-	PROG(on_switch_raw_tail, IN_CORE), PROG(kwalk_step_btf, IN_CORE),
-	PROG(kwalk_step_raw, IN_CORE),
+	PROG(kwalk_step_btf, IN_CORE), PROG(kwalk_step_raw, IN_CORE),
 	PROG(on_fork, IN_CORE), PROG(on_exit, IN_CORE),
 	PROG(on_switch_tp, IN_TP), PROG(on_fork_tp, IN_TP), PROG(on_free_tp, IN_TP),
 	PROG(on_waking_task, IN_CORE), PROG(on_waking_hash, IN_CORE),
@@ -150,8 +148,10 @@ static void *rodata_var(struct bpf_object *obj, const char *name, size_t size)
 	return NULL;
 }
 
+/* KWALK: the kernel walker to load (plan.h's KWALK_*). */
 static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
-		     const struct target *t, const struct probe *p, const struct plan *pl)
+		     const struct target *t, const struct probe *p, const struct plan *pl,
+		     int kwalk)
 {
 	const struct offcpu_config cfg = {
 		.thresh_ns = o->thresh_ns,
@@ -175,6 +175,7 @@ static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
 		.copy_bytes = o->copy_bytes,
 		.kunwind = pl->kunwind,
 		.kunwind_verify = pl->kunwind && o->unwind_verify,
+		.kwalk_tail = pl->kunwind && kwalk == KWALK_TAIL,
 		.wakers = o->wakers,
 		.task_pt_regs = p->task_pt_regs,
 		.thread_size = p->thread_size,
@@ -222,20 +223,23 @@ static int select_scans(struct loader *l, const struct offcpu_opts *o,
 	return err;
 }
 
-/* The variant's sched_switch program, with the kernel walker WALKER (plan.h's KWALK_*). */
+/*
+ * The variant's sched_switch program, with the kernel walker WALKER (plan.h's
+ * KWALK_*): bpf_loop's in programs of their own, the tail-call walker in the
+ * bounded loop's (cfg.kwalk_tail).
+ */
 static struct bpf_program *switch_program(const struct loader_progs *pg, const struct probe *p,
 					  int walker)
 {
+	bool loop = walker == KWALK_LOOP;
+
 	if (p->classic_tp)
 		return pg->on_switch_tp;
 	if (p->use_task_storage)
-		return walker == KWALK_LOOP ? pg->on_switch_task_loop :
-		       walker == KWALK_TAIL ? pg->on_switch_task_tail : pg->on_switch_task;
+		return loop ? pg->on_switch_task_loop : pg->on_switch_task;
 	if (p->tp_btf)
-		return walker == KWALK_LOOP ? pg->on_switch_hash_loop :
-		       walker == KWALK_TAIL ? pg->on_switch_hash_tail : pg->on_switch_hash;
-	return walker == KWALK_LOOP ? pg->on_switch_raw_loop :
-	       walker == KWALK_TAIL ? pg->on_switch_raw_tail : pg->on_switch_raw;
+		return loop ? pg->on_switch_hash_loop : pg->on_switch_hash;
+	return loop ? pg->on_switch_raw_loop : pg->on_switch_raw;
 }
 
 /* The tail-call walker's step: of the sched_switch program's type, as a tail call needs. */
@@ -365,7 +369,7 @@ static int open_load(struct loader *l, const struct offcpu_opts *o, const struct
 		fprintf(stderr, "offcpu: cannot open the embedded BPF object: %s\n", strerror(errno));
 		return 1;
 	}
-	if (find_objects(l, p->classic_tp) || configure(l->obj, o, t, p, pl) || select_variant(l, o, t, p, pl)) {
+	if (find_objects(l, p->classic_tp) || configure(l->obj, o, t, p, pl, l->kwalk) || select_variant(l, o, t, p, pl)) {
 		fprintf(stderr, "offcpu: the embedded BPF object does not match this build\n");
 		return 1;
 	}

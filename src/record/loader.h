@@ -33,7 +33,6 @@ struct loader_maps {
 struct loader_progs {
 	struct bpf_program *on_switch_task, *on_switch_hash, *on_switch_raw, *on_fork,
 		*on_switch_task_loop, *on_switch_hash_loop, *on_switch_raw_loop,
-		*on_switch_task_tail, *on_switch_hash_tail, *on_switch_raw_tail,
 		*kwalk_step_btf, *kwalk_step_raw,
 		*on_exit, *on_switch_tp, *on_fork_tp, *on_free_tp, *scan_start_task,
 		*scan_start_hash, *scan_start_task_u, *scan_start_hash_u, *scan_end_task,
