@@ -41,9 +41,10 @@ static __always_inline bool kwalk_is_tail(int walker)
 
 /*
  * Frames per tail-called step: the verifier checks these frame by frame.
- * A chain is at most 33 tail calls (MAX_TAIL_CALL_CNT; 32 before 5.7 with
- * the jump in counted): one to the first step, one back to the
- * sched_switch program, the rest steps.
+ * A chain is at most 32 tail calls (MAX_TAIL_CALL_CNT before 5.17, 33
+ * since): one to the first step, one back to the sched_switch program, the
+ * rest steps.  Fewer frames per step verify faster and cost a tail call
+ * more per KU_TAIL_FRAMES frames walked.
  */
 #define KU_TAIL_FRAMES	4
 _Static_assert(KU_TAIL_FRAMES * (32 - 2) >= KU_FRAMES, "a walk needs more tail calls than allowed");
