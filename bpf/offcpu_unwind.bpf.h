@@ -46,7 +46,7 @@ static __always_inline bool kwalk_is_tail(int walker)
  * rest steps.  Fewer frames per step verify faster and cost a tail call
  * more per KU_TAIL_FRAMES frames walked.
  */
-#define KU_TAIL_FRAMES	4
+#define KU_TAIL_FRAMES	3
 _Static_assert(KU_TAIL_FRAMES * (32 - 2) >= KU_FRAMES, "a walk needs more tail calls than allowed");
 
 /*
