@@ -369,13 +369,13 @@ static __always_inline __s32 fp_stack_id(void *ctx, struct offcpu_start *s, bool
  * stack, or the cached one (ucache) when the stack is provably the same.
  * T is current (a BTF pointer where TP_BTF); WAKER: it wakes a blocked
  * thread (sched_waking), S is NULL, and its cache entry is its own waker
- * one.  KLOOP: the kernel walker with bpf_loop (offcpu_unwind.bpf.h).
+ * one.  KWALKER: the kernel walker, KWALK_* (offcpu_unwind.bpf.h).
  * Returns the id; when the ring buffer is full, the frame-pointer stack's
  * (counted), or -1.
  */
 static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 					    struct task_struct *t, __u32 pid, __u32 tid,
-					    bool tp_btf, bool waker, bool kloop)
+					    bool tp_btf, bool waker, int kwalker)
 {
 	struct offcpu_dwarf_seq *q;
 	struct offcpu_ucache *e;
@@ -417,7 +417,7 @@ static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 	if (cfg.kunwind && !reuse && !waker) {
 		struct offcpu_ucache *walked = NULL;
 
-		id = kunwind_stack_id(pid, mm, ip, sp, fp, lr, &walked, kloop);
+		id = kunwind_stack_id(ctx, pid, mm, ip, sp, fp, lr, &walked, kwalker);
 		/*
 		 * A walk, like an unwind, is a function of the registers, the
 		 * words it read and the mappings: its entry makes the next
@@ -449,7 +449,7 @@ static __always_inline __s32 dwarf_stack_id(void *ctx, struct offcpu_start *s,
 /* NOW: the time of this switch, read once for both halves (0: not yet). */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 				       __u32 state, bool task_storage, bool tp_btf,
-				       __u64 *now, bool kloop)
+				       __u64 *now, int kwalker)
 {
 	struct offcpu_start *s;
 	__u32 pid, tid;
@@ -483,7 +483,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 		s->waker.flags = 0;
 	/* prev is current here, so the stacks walked are prev's. */
 	if (cfg.dwarf && cfg.want_ustack) {
-		s->ustack = dwarf_stack_id(ctx, s, prev, pid, tid, tp_btf, false, kloop);
+		s->ustack = dwarf_stack_id(ctx, s, prev, pid, tid, tp_btf, false, kwalker);
 		start_block_rest(ctx, s, pid, state, now);
 	} else {
 		start_block(ctx, s, pid, state, tp_btf && cfg.stack_cache ? user_key(prev) : 0, now);
@@ -507,9 +507,9 @@ static __always_inline void switch_in(struct task_struct *next, bool task_storag
 	end_any_block(TASK_READ(tp_btf, next, tgid), tid, s, now);
 }
 
-/* KLOOP: the kernel walker with bpf_loop (the *_loop programs). */
+/* KWALKER: the kernel walker, KWALK_* (the *_loop programs). */
 static __always_inline int on_switch(unsigned long long *ctx, bool task_storage,
-				     bool tp_btf, bool kloop)
+				     bool tp_btf, int kwalker)
 {
 	bool preempt = (bool)ctx[0];
 	struct task_struct *prev = (struct task_struct *)ctx[1];
@@ -530,31 +530,50 @@ static __always_inline int on_switch(unsigned long long *ctx, bool task_storage,
 		state = (__u32)ctx[3];
 	else
 		state = task_state(prev);
-	switch_out(ctx, prev, state & 0xff, task_storage, tp_btf, &now, kloop);
+	switch_out(ctx, prev, state & 0xff, task_storage, tp_btf, &now, kwalker);
 	switch_in(next, task_storage, tp_btf, &now);
 	return 0;
 }
 
 /* A sched_switch program: its attach point, storage and walker. */
-#define SWITCH_PROG(name, sec, task_storage, tp_btf, kloop)	\
+#define SWITCH_PROG(name, sec, task_storage, tp_btf, kwalker)	\
 	SEC(sec)						\
 	int name(unsigned long long *ctx)			\
 	{							\
-		return on_switch(ctx, task_storage, tp_btf, kloop);	\
+		if (kwalk_is_tail(kwalker))			\
+			kwalk_tail_enter();			\
+		return on_switch(ctx, task_storage, tp_btf, kwalker);	\
 	}
 
-SWITCH_PROG(on_switch_task, "tp_btf/sched_switch", true, true, false)
-SWITCH_PROG(on_switch_hash, "tp_btf/sched_switch", false, true, false)
-SWITCH_PROG(on_switch_raw, "raw_tp/sched_switch", false, false, false)
+SWITCH_PROG(on_switch_task, "tp_btf/sched_switch", true, true, KWALK_BOUNDED)
+SWITCH_PROG(on_switch_hash, "tp_btf/sched_switch", false, true, KWALK_BOUNDED)
+SWITCH_PROG(on_switch_raw, "raw_tp/sched_switch", false, false, KWALK_BOUNDED)
 /*
  * The same with the kernel walker's frame step a bpf_loop callback (5.17+,
  * --unwind-in kernel): a kernel without bpf_loop refuses a program that
  * names a callback even where it would never run, so these are programs of
  * their own, loaded instead of the above (loader.c).
  */
-SWITCH_PROG(on_switch_task_loop, "tp_btf/sched_switch", true, true, true)
-SWITCH_PROG(on_switch_hash_loop, "tp_btf/sched_switch", false, true, true)
-SWITCH_PROG(on_switch_raw_loop, "raw_tp/sched_switch", false, false, true)
+SWITCH_PROG(on_switch_task_loop, "tp_btf/sched_switch", true, true, KWALK_LOOP)
+SWITCH_PROG(on_switch_hash_loop, "tp_btf/sched_switch", false, true, KWALK_LOOP)
+SWITCH_PROG(on_switch_raw_loop, "raw_tp/sched_switch", false, false, KWALK_LOOP)
+/*
+ * The tail-call walker's steps (kwalk_tail; the sched_switch programs of
+ * the bounded loop with cfg.kwalk_tail): programs of the sched_switch
+ * program's own type and attach point (a tail call needs both), loaded
+ * with it and never attached (loader.c).
+ */
+SEC("tp_btf/sched_switch")
+int kwalk_step_btf(unsigned long long *ctx)
+{
+	return kwalk_tail_step(ctx);
+}
+
+SEC("raw_tp/sched_switch")
+int kwalk_step_raw(unsigned long long *ctx)
+{
+	return kwalk_tail_step(ctx);
+}
 
 /*
  * Per CPU, the interrupt work running now (--wakers): an hrtimer's callback

@@ -41,6 +41,7 @@ struct offcpu_config {
 	__u8 task_pt_regs;	/* bpf_task_pt_regs (5.15+, tp_btf) finds the user registers */
 	__u8 kunwind;		/* --unwind-in kernel: walk with ku_* first (offcpu_unwind.bpf.h) */
 	__u8 kunwind_verify;	/* --unwind-in verify: copy the walked stacks too, to compare */
+	__u8 kwalk_tail;	/* the walk in tail-called steps, not the bounded loop */
 	/*
 	 * Without it (older kernels, raw_tp): task_pt_regs() computed as the
 	 * kernel does, the top of the task's stack (task->stack + thread_size,

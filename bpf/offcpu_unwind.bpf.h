@@ -8,9 +8,11 @@
  * as cfi_step() does in user space.  Two walkers of the same frame step
  * (kwalk_frame), chosen at load time (plan.c): with bpf_loop (5.17+) the
  * step is its callback, which the verifier checks once whatever the frame
- * count; without it a bounded loop (5.3+), all inlined, which it checks
- * frame by frame (0.5 to 1 s of start-up).  Any miss returns < 0 (counted)
- * and the caller copies the stack as before.
+ * count; without it a chain of tail calls (KU_TAIL_FRAMES frames per call,
+ * as the OpenTelemetry eBPF profiler walks), and where that cannot load a
+ * bounded loop (5.3+), all inlined, which the verifier checks frame by
+ * frame (0.5 to 1 s of start-up).  Any miss returns < 0 (counted) and the
+ * caller copies the stack as before.
  */
 #ifndef OFFCPU_UNWIND_BPF_H
 #define OFFCPU_UNWIND_BPF_H
@@ -21,6 +23,31 @@
 #ifndef KU_FRAMES
 #define KU_FRAMES OFFCPU_SPILL_FRAMES
 #endif
+
+/*
+ * Which walker a sched_switch program has: bpf_loop's callback, a program
+ * of its own (a constant per program), else the bounded loop or, where
+ * cfg.kwalk_tail says so, tail-called steps (one program: the verifier
+ * drops the walker not chosen as dead code, and the binary has no third
+ * copy of the sched_switch programs).
+ */
+#define KWALK_BOUNDED	0
+#define KWALK_LOOP	1
+
+static __always_inline bool kwalk_is_tail(int walker)
+{
+	return walker != KWALK_LOOP && cfg.kwalk_tail;
+}
+
+/*
+ * Frames per tail-called step: the verifier checks these frame by frame.
+ * A chain is at most 32 tail calls (MAX_TAIL_CALL_CNT before 5.17, 33
+ * since): one to the first step, one back to the sched_switch program, the
+ * rest steps.  Fewer frames per step verify faster and cost a tail call
+ * more per KU_TAIL_FRAMES frames walked.
+ */
+#define KU_TAIL_FRAMES	3
+_Static_assert(KU_TAIL_FRAMES * (32 - 2) >= KU_FRAMES, "a walk needs more tail calls than allowed");
 
 /*
  * Sized by the loader (1 entry each without --unwind-in kernel).  Rows are
@@ -227,14 +254,32 @@ struct kwalk_vars {
 	struct kframe f;
 	__u32 n;	/* frames in the key so far */
 	int ret;	/* once done: the frames, or < 0 (never 0) */
+	/* The tail-call walker's: its state, next frame, the walk's inputs. */
+	__u32 state;	/* KT_* */
+	__u32 i, pid, max;
+	__u64 mm, ip, sp, fp, lr;
+	struct offcpu_kwant want;
 };
 
 /*
- * The bpf_loop walker's vars (per CPU).  A map value's contents are not
- * part of the verifier's state: on the caller's stack each new value (a
- * frame count, a miss's counter) would be a state the loop has not seen,
- * and a 6.8+ verifier would check the callback again for it, up to the
- * 64 iterations, where here the second pass matches the first.
+ * The tail-call walker's states.  The sched_switch program starts a walk
+ * (PENDING) and tail-calls the steps, the last of which marks it DONE and
+ * tail-calls the sched_switch program again; that program, run from the
+ * top, finds the switch-out's work before the walk already done (the block
+ * ended, its start created) and the walk's result READY.  A result not
+ * taken in that run is dropped at the next (IDLE): it cannot name a later
+ * switch's stack.
+ */
+enum { KT_IDLE, KT_PENDING, KT_DONE, KT_READY };
+
+/*
+ * The bpf_loop and tail-call walkers' vars (per CPU).  A map value's
+ * contents are not part of the verifier's state: on the caller's stack each
+ * new value (a frame count, a miss's counter) would be a state the loop has
+ * not seen, and a 6.8+ verifier would check the callback again for it, up
+ * to the 64 iterations, where here the second pass matches the first.  The
+ * tail-call walker keeps here all a step needs, since a tail call passes
+ * only the context on.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -281,25 +326,141 @@ static long kwalk_step(__u32 i, void *ctx)
 }
 
 /*
+ * The tail-call walker's programs: the step (offcpu.bpf.c's kwalk_step_*)
+ * and the sched_switch program it returns to, filled in by the loader.
+ */
+struct {
+	__uint(type, 3 /* BPF_MAP_TYPE_PROG_ARRAY */);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u32);
+} ku_tail SEC(".maps");
+
+#define KU_TAIL_STEP	0
+#define KU_TAIL_SWITCH	1
+
+/* A walk that could not run (a tail call failed): copied, counted nowhere. */
+#define KU_UNWALKED	(-0x7fff)
+
+static __always_inline struct kwalk_vars *kwalk_vars(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&ku_walk, &zero);
+}
+
+/* At the top of a sched_switch program with the tail-call walker: see KT_*. */
+static __always_inline void kwalk_tail_enter(void)
+{
+	struct kwalk_vars *v = kwalk_vars();
+
+	if (v)
+		v->state = v->state == KT_DONE ? KT_READY : KT_IDLE;
+}
+
+/*
+ * The tail-call walker, in the sched_switch program: the result of the walk
+ * the steps just made for these registers, else a new walk started (the
+ * program runs again from the top when it is done).
+ */
+static __always_inline int kwalk_tail(void *ctx, struct offcpu_spill_scratch *sc, __u32 pid,
+				      __u64 mm, __u64 ip, __u64 sp, __u64 fp, __u64 lr, __u32 max,
+				      struct offcpu_kwant *want, struct offcpu_ucache *uc)
+{
+	struct kwalk_vars *v = kwalk_vars();
+	const struct offcpu_kproc *p;
+
+	if (!v)
+		return KU_UNWALKED;	/* cannot happen: one entry per CPU */
+	if (v->state == KT_READY) {
+		v->state = KT_IDLE;
+		if (v->pid == pid && v->mm == mm && v->ip == ip && v->sp == sp && v->fp == fp &&
+		    v->lr == lr) {
+			*want = v->want;
+			return v->ret;
+		}
+	}
+	/* Not loaded: no tail call for a walk that would miss at once. */
+	p = bpf_map_lookup_elem(&ku_procs, &pid);
+	if (!p || p->mm != mm)
+		return -STAT_KUNWIND_NO_PROC;
+	uc->n = 0;
+	uc->flags = 0;
+	sc->key.ip[0] = ip;
+	*v = (struct kwalk_vars){ .f = { .pc = ip, .sp = sp, .fp = fp }, .n = 1,
+				  .state = KT_PENDING, .pid = pid, .max = max, .mm = mm, .ip = ip,
+				  .sp = sp, .fp = fp, .lr = lr, .want = *want };
+	bpf_tail_call(ctx, &ku_tail, KU_TAIL_STEP);
+	v->state = KT_IDLE;
+	return KU_UNWALKED;
+}
+
+/*
+ * A tail-called step: KU_TAIL_FRAMES frames of the walk kwalk_tail started,
+ * then the next step, or the sched_switch program again once it is done.
+ * The verifier checks these few frames once, not the whole walk.
+ */
+static __always_inline int kwalk_tail_step(void *ctx)
+{
+	struct kwalk_vars *v = kwalk_vars();
+	__u32 zero = 0;
+	struct kwalk k = { .v = v };
+
+	k.sc = bpf_map_lookup_elem(&spill_scratch, &zero);
+	k.uc = bpf_map_lookup_elem(&ku_cache, &zero);
+	if (!v || !k.sc || !k.uc || v->state != KT_PENDING)
+		return 0;
+	k.want = &v->want;
+	k.lr = v->lr;
+	k.max = v->max;
+	k.p = bpf_map_lookup_elem(&ku_procs, &v->pid);
+	if (!k.p || k.p->mm != v->mm) {
+		v->ret = -STAT_KUNWIND_NO_PROC;	/* the process exited meanwhile */
+		goto done;
+	}
+	for (int j = 0; j < KU_TAIL_FRAMES; j++) {
+		__u32 i = v->i;
+
+		if (!kwalk_frame(&k, i))
+			goto done;
+		v->i = i + 1;
+		if (i + 1 >= KU_FRAMES) {
+			v->ret = v->n;	/* the bounded loop's end */
+			goto done;
+		}
+	}
+	bpf_tail_call(ctx, &ku_tail, KU_TAIL_STEP);
+	v->ret = KU_UNWALKED;
+done:
+	v->state = KT_DONE;
+	bpf_tail_call(ctx, &ku_tail, KU_TAIL_SWITCH);
+	/* The switch is lost (the loader fills both slots before attaching). */
+	v->state = KT_IDLE;
+	return 0;
+}
+
+/*
  * The frames of thread PID (address space MM, user registers IP SP FP LR)
  * into SC's key (at most MAX): the innermost pc, then the return addresses.
- * LOOP: with bpf_loop (a constant: each program has one walker).  Returns
- * how many, or < 0 (minus the counter of the miss).
+ * WALKER: KWALK_* (a constant: each program has one walker; the tail-call
+ * walker is kwalk_tail).  Returns how many, or < 0 (minus the counter of
+ * the miss).
  */
 static __always_inline int kwalk(struct offcpu_spill_scratch *sc, __u32 pid, __u64 mm, __u64 ip,
 				 __u64 sp, __u64 fp, __u64 lr, __u32 max, struct offcpu_kwant *want,
-				 struct offcpu_ucache *uc, bool loop)
+				 struct offcpu_ucache *uc, int walker)
 {
 	struct kwalk_vars vars = { .f = { .pc = ip, .sp = sp, .fp = fp }, .n = 1 };
 	struct kwalk k = { .sc = sc, .want = want, .uc = uc, .v = &vars, .lr = lr, .max = max };
-	__u32 zero = 0;
 
 	k.p = bpf_map_lookup_elem(&ku_procs, &pid);
 	if (!k.p || k.p->mm != mm)
 		return -STAT_KUNWIND_NO_PROC;
+	uc->n = 0;
+	uc->flags = 0;
 	sc->key.ip[0] = ip;
-	if (loop) {
-		k.v = bpf_map_lookup_elem(&ku_walk, &zero);
+	if (walker == KWALK_LOOP) {
+		k.v = kwalk_vars();
 		if (!k.v)
 			return -STAT_KUNWIND_NO_PROC;	/* cannot happen: one entry per CPU */
 		*k.v = vars;
@@ -316,11 +477,12 @@ static __always_inline int kwalk(struct offcpu_spill_scratch *sc, __u32 pid, __u
  * The stack id of the current thread's user stack walked here: a spill id
  * (its frames are the key), or < 0 after counting why it was not (the
  * caller copies the stack instead).  *CACHE: the stack cache entry for it,
- * or NULL where it cannot have one.  LOOP: walk with bpf_loop (kwalk).
+ * or NULL where it cannot have one.  WALKER: KWALK_*; CTX: the program's,
+ * for the tail-call walker's tail calls.
  */
-static __always_inline __s32 kunwind_stack_id(__u32 pid, __u64 mm, __u64 ip, __u64 sp,
-					      __u64 fp, __u64 lr, struct offcpu_ucache **cache,
-					      bool loop)
+static __always_inline __s32 kunwind_stack_id(void *ctx, __u32 pid, __u64 mm, __u64 ip,
+					      __u64 sp, __u64 fp, __u64 lr,
+					      struct offcpu_ucache **cache, int walker)
 {
 	struct offcpu_ucache *uc;
 	__u32 zero = 0, max = cfg.spill_bytes / sizeof(__u64);
@@ -335,9 +497,12 @@ static __always_inline __s32 kunwind_stack_id(__u32 pid, __u64 mm, __u64 ip, __u
 	uc = bpf_map_lookup_elem(&ku_cache, &zero);
 	if (!sc || !uc)
 		return -1;
-	uc->n = 0;
-	uc->flags = 0;
-	n = kwalk(sc, pid, mm, ip, sp, fp, lr, max, &want, uc, loop);
+	if (kwalk_is_tail(walker))
+		n = kwalk_tail(ctx, sc, pid, mm, ip, sp, fp, lr, max, &want, uc);
+	else
+		n = kwalk(sc, pid, mm, ip, sp, fp, lr, max, &want, uc, walker);
+	if (n == KU_UNWALKED)
+		return -1;
 	if (n < 0) {
 		count(-n);
 		if (n == -STAT_KUNWIND_NO_PROC || n == -STAT_KUNWIND_NO_MAP ||

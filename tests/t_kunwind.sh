@@ -67,25 +67,38 @@ else
 fi
 
 # verify: every walked stack also copied and unwound in user space (the
-# stack cache off, so every block is walked); none may differ.  Both
-# walkers: bpf_loop's where the kernel has it (-v names the one loaded),
-# and the bounded loop of kernels without it, forced.
+# stack cache off, so every block is walked); none may differ.  Every
+# walker: bpf_loop's where the kernel has it (-v names the one loaded), and
+# forced, the tail-called steps and the bounded loop of kernels without it.
 record_distro $T verify --unwind-in verify --stack-cache off
 verified $T-same-stacks "$WORK/verify.err" 'kernel unwinding (verify)' \
 	'.*: ([0-9]+) walked stacks compared.*, ([0-9]+) of those differ.*' 100 compared differ
-OFFCPU_KWALKER=bounded record_distro $T verify-bounded --unwind-in verify --stack-cache off
-verified $T-same-stacks-bounded "$WORK/verify-bounded.err" 'kernel unwinding (verify)' \
-	'.*: ([0-9]+) walked stacks compared.*, ([0-9]+) of those differ.*' 100 compared differ
+for w in tail bounded; do
+	OFFCPU_KWALKER=$w record_distro $T verify-$w --unwind-in verify --stack-cache off
+	verified $T-same-stacks-$w "$WORK/verify-$w.err" 'kernel unwinding (verify)' \
+		'.*: ([0-9]+) walked stacks compared.*, ([0-9]+) of those differ.*' 100 compared differ
+done
 walker() { sed -n 's/^kernel walker: \([a-z_]*\).*/\1/p' "$WORK/$1.err"; }
 if grep -q '^bpf_loop: yes' "$WORK/verify.err" && grep -q '^jit: yes' "$WORK/verify.err"; then
 	want=bpf_loop
 else
-	want=bounded
+	want=tail	# it loads here: verify-tail (forced: no fallback) shows it
 fi
-if [ "$(walker verify)" = $want ] && [ "$(walker verify-bounded)" = bounded ]; then
+if [ "$(walker verify)" = $want ] && [ "$(walker verify-tail)" = tail ] &&
+   [ "$(walker verify-bounded)" = bounded ]; then
 	pass $T-walker-chosen
 else
-	fail $T-walker-chosen "walker '$(walker verify)' (expected $want), forced '$(walker verify-bounded)'"
+	fail $T-walker-chosen "walker '$(walker verify)' (expected $want), forced \
+'$(walker verify-tail)' and '$(walker verify-bounded)'"
+fi
+# A walker the variable does not name: one line, no recording.
+if OFFCPU_KWALKER=loop "$OFFCPU" --unwind-in kernel -d 1 -o "$WORK/badwalker.data" \
+	>/dev/null 2>"$WORK/badwalker.err"; then
+	fail $T-bad-walker "OFFCPU_KWALKER=loop accepted"
+elif [ "$(wc -l <"$WORK/badwalker.err")" -eq 1 ] && grep -q 'OFFCPU_KWALKER=loop' "$WORK/badwalker.err"; then
+	pass $T-bad-walker
+else
+	fail $T-bad-walker "$(head -n 2 "$WORK/badwalker.err" | tr '\n' ' ')"
 fi
 
 # The stack cache fed by the walks: a walked stack's entry holds the

@@ -71,7 +71,7 @@ static const struct { const char *name; size_t off; int in; } map_names[] = {
 	MAP(kthreads, IN_TP), MAP(dwarf_seq, IN_CORE), MAP(dwarf_wrap, IN_CORE), MAP(ucache, IN_CORE),
 	MAP(kthreads, IN_TP), MAP(wsums, IN_CORE),
 	MAP(ku_rows, IN_CORE), MAP(ku_files, IN_CORE), MAP(ku_procs, IN_CORE), MAP(ku_want, IN_CORE),
-	MAP(ku_cache, IN_CORE),
+	MAP(ku_cache, IN_CORE), MAP(ku_tail, IN_CORE),
 };
 #undef MAP
 #define PROG(name, in) { #name, offsetof(struct loader_progs, name), in }
@@ -79,6 +79,7 @@ static const struct { const char *name; size_t off; int in; } prog_names[] = {
 	PROG(on_switch_task, IN_CORE), PROG(on_switch_hash, IN_CORE),
 	PROG(on_switch_raw, IN_CORE), PROG(on_switch_task_loop, IN_CORE),
 	PROG(on_switch_hash_loop, IN_CORE), PROG(on_switch_raw_loop, IN_CORE),
+	PROG(kwalk_step_btf, IN_CORE), PROG(kwalk_step_raw, IN_CORE),
 	PROG(on_fork, IN_CORE), PROG(on_exit, IN_CORE),
 	PROG(on_switch_tp, IN_TP), PROG(on_fork_tp, IN_TP), PROG(on_free_tp, IN_TP),
 	PROG(on_waking_task, IN_CORE), PROG(on_waking_hash, IN_CORE),
@@ -147,8 +148,10 @@ static void *rodata_var(struct bpf_object *obj, const char *name, size_t size)
 	return NULL;
 }
 
+/* KWALK: the kernel walker to load (plan.h's KWALK_*). */
 static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
-		     const struct target *t, const struct probe *p, const struct plan *pl)
+		     const struct target *t, const struct probe *p, const struct plan *pl,
+		     int kwalk)
 {
 	const struct offcpu_config cfg = {
 		.thresh_ns = o->thresh_ns,
@@ -172,6 +175,7 @@ static int configure(struct bpf_object *obj, const struct offcpu_opts *o,
 		.copy_bytes = o->copy_bytes,
 		.kunwind = pl->kunwind,
 		.kunwind_verify = pl->kunwind && o->unwind_verify,
+		.kwalk_tail = pl->kunwind && kwalk == KWALK_TAIL,
 		.wakers = o->wakers,
 		.task_pt_regs = p->task_pt_regs,
 		.thread_size = p->thread_size,
@@ -219,11 +223,15 @@ static int select_scans(struct loader *l, const struct offcpu_opts *o,
 	return err;
 }
 
-/* The variant's sched_switch program, with the kernel walker's bpf_loop where planned. */
+/*
+ * The variant's sched_switch program, with the kernel walker WALKER (plan.h's
+ * KWALK_*): bpf_loop's in programs of their own, the tail-call walker in the
+ * bounded loop's (cfg.kwalk_tail).
+ */
 static struct bpf_program *switch_program(const struct loader_progs *pg, const struct probe *p,
-					  const struct plan *pl)
+					  int walker)
 {
-	bool loop = pl->kunwind && pl->kwalk_loop;
+	bool loop = walker == KWALK_LOOP;
 
 	if (p->classic_tp)
 		return pg->on_switch_tp;
@@ -234,19 +242,27 @@ static struct bpf_program *switch_program(const struct loader_progs *pg, const s
 	return loop ? pg->on_switch_raw_loop : pg->on_switch_raw;
 }
 
+/* The tail-call walker's step: of the sched_switch program's type, as a tail call needs. */
+static struct bpf_program *kwalk_step(const struct loader *l, const struct probe *p)
+{
+	return p->tp_btf ? l->progs.kwalk_step_btf : l->progs.kwalk_step_raw;
+}
+
 /* Only the chosen variant's program and storage are loaded and created. */
 static int select_variant(struct loader *l, const struct offcpu_opts *o,
 			  const struct target *t, const struct probe *p, const struct plan *pl)
 {
 	const struct loader_progs *pg = &l->progs;
 	const struct loader_maps *m = &l->maps;
-	struct bpf_program *want = switch_program(pg, p, pl);
+	struct bpf_program *want = switch_program(pg, p, l->kwalk);
 	struct bpf_program *pr;
 	int err = 0;
 
 	bpf_object__for_each_program(pr, l->obj)
 		bpf_program__set_autoload(pr, false);
 	err |= bpf_program__set_autoload(want, true);
+	if (l->kwalk == KWALK_TAIL && !p->classic_tp)
+		err |= bpf_program__set_autoload(kwalk_step(l, p), true);
 	if (p->classic_tp) {
 		/* Forks: kernel threads (-u) and -p; frees: every tid's entries. */
 		if (t->pid_filter || o->user_only)
@@ -337,13 +353,85 @@ static void load_error(const struct probe *p, int err)
 			"sysctl -w net.core.bpf_jit_enable=1\n");
 }
 
-int loader_load(struct loader *l, const struct offcpu_opts *o, const struct target *t,
-		const struct probe *p, const struct plan *pl)
+/* Opens the embedded object and loads it with L's walker: 0, 1 (said), or a libbpf error. */
+static int open_load(struct loader *l, const struct offcpu_opts *o, const struct target *t,
+		     const struct probe *p, const struct plan *pl)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "offcpu",
 		    .btf_custom_path = p->btf_path[0] ? p->btf_path : NULL);
-	struct bpf_map *m;
+
+	/* The BTF-free variant is its own object: libbpf would want vmlinux BTF for the other. */
+	if (p->classic_tp)
+		l->obj = bpf_object__open_mem(offcpu_tp_bpf_obj, offcpu_tp_bpf_obj_end - offcpu_tp_bpf_obj, &oo);
+	else
+		l->obj = bpf_object__open_mem(offcpu_bpf_obj, offcpu_bpf_obj_end - offcpu_bpf_obj, &oo);
+	if (!l->obj) {
+		fprintf(stderr, "offcpu: cannot open the embedded BPF object: %s\n", strerror(errno));
+		return 1;
+	}
+	if (find_objects(l, p->classic_tp) || configure(l->obj, o, t, p, pl, l->kwalk) || select_variant(l, o, t, p, pl)) {
+		fprintf(stderr, "offcpu: the embedded BPF object does not match this build\n");
+		return 1;
+	}
+	return bpf_object__load(l->obj);
+}
+
+/* The tail-call walker's programs in its prog array (offcpu_unwind.bpf.h, ku_tail). */
+static int fill_tail(struct loader *l, const struct probe *p)
+{
+	int fd = bpf_map__fd(l->maps.ku_tail);
+	uint32_t step = 0, sw = 1;	/* KU_TAIL_STEP, KU_TAIL_SWITCH */
+	int step_fd = bpf_program__fd(kwalk_step(l, p));
+	int sw_fd = bpf_program__fd(switch_program(&l->progs, p, KWALK_TAIL));
+
+	if (bpf_map_update_elem(fd, &step, &step_fd, BPF_ANY) ||
+	    bpf_map_update_elem(fd, &sw, &sw_fd, BPF_ANY)) {
+		fprintf(stderr, "offcpu: cannot set up the kernel walker's tail calls: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The planned walker, or where the tail-call walker does not load (a JIT
+ * that refuses tail calls beside bpf-to-bpf calls, arm64's before 6.0) the
+ * bounded loop: only loading tells, the verifier's rules differing by JIT.
+ */
+static int load_walker(struct loader *l, const struct offcpu_opts *o, const struct target *t,
+		       const struct probe *p, const struct plan *pl)
+{
+	static char why[160];
+	const char *said = pl->kwalk_why;
 	int err;
+
+	l->kwalk = pl->kunwind ? pl->kwalk : KWALK_BOUNDED;
+	err = open_load(l, o, t, p, pl);
+	if (err >= 0 || l->kwalk != KWALK_TAIL || pl->kwalk_forced)
+		goto out;
+	snprintf(why, sizeof(why), "bounded loop, verified frame by frame (the tail-call walker "
+		 "did not load: %s)", strerror(-err));
+	said = why;
+	bpf_object__close(l->obj);
+	l->obj = NULL;
+	memset(&l->maps, 0, sizeof(l->maps));
+	memset(&l->progs, 0, sizeof(l->progs));
+	l->kwalk = KWALK_BOUNDED;
+	err = open_load(l, o, t, p, pl);
+out:
+	if (o->verbose && pl->kunwind)
+		fprintf(stderr, "kernel walker: %s\n", said);
+	if (err < 0)
+		load_error(p, err);
+	if (!err && l->kwalk == KWALK_TAIL && fill_tail(l, p))
+		return -1;
+	return err ? -1 : 0;
+}
+
+int loader_load(struct loader *l, const struct offcpu_opts *o, const struct target *t,
+		const struct probe *p, const struct plan *pl)
+{
+	struct bpf_map *m;
 
 	memset(l, 0, sizeof(*l));
 	loader_set_verbosity(o->verbose);
@@ -352,31 +440,18 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 			"classic sched_waking record names no task to look up)\n", probe_variant(p));
 		return -1;
 	}
+	if (pl->kunwind && pl->kwalk_bad) {
+		fprintf(stderr, "offcpu: OFFCPU_KWALKER=%s names no kernel walker (bpf_loop, tail "
+			"or bounded)\n", pl->kwalk_bad);
+		return -1;
+	}
 	l->plan = pl;
-	/* The BTF-free variant is its own object: libbpf would want vmlinux BTF for the other. */
-	if (p->classic_tp)
-		l->obj = bpf_object__open_mem(offcpu_tp_bpf_obj, offcpu_tp_bpf_obj_end - offcpu_tp_bpf_obj, &oo);
-	else
-		l->obj = bpf_object__open_mem(offcpu_bpf_obj, offcpu_bpf_obj_end - offcpu_bpf_obj, &oo);
 	l->kthreads_fd = -1;
 	l->ku_rows_fd = l->ku_files_fd = l->ku_procs_fd = l->ku_want_fd = -1;
 	l->classic_tp = p->classic_tp;
 	l->tp = p->tp;
-	if (!l->obj) {
-		fprintf(stderr, "offcpu: cannot open the embedded BPF object: %s\n", strerror(errno));
+	if (load_walker(l, o, t, p, pl))
 		return -1;
-	}
-	if (find_objects(l, p->classic_tp) || configure(l->obj, o, t, p, pl) || select_variant(l, o, t, p, pl)) {
-		fprintf(stderr, "offcpu: the embedded BPF object does not match this build\n");
-		return -1;
-	}
-	if (o->verbose && pl->kunwind)
-		fprintf(stderr, "kernel walker: %s\n", pl->kwalk_why);
-	err = bpf_object__load(l->obj);
-	if (err) {
-		load_error(p, err);
-		return -1;
-	}
 	l->events_fd = bpf_map__fd(l->maps.events);
 	l->sums_fd = bpf_map__fd(l->maps.sums);
 	l->wsums_fd = o->wakers ? bpf_map__fd(l->maps.wsums) : -1;
@@ -529,6 +604,12 @@ static bool is_switch(struct bpf_program *pr)
 	return strstr(bpf_program__section_name(pr), "sched_switch") != NULL;
 }
 
+/* The tail-call walker's steps: reached by tail call only. */
+static bool is_kwalk_step(struct bpf_program *pr)
+{
+	return !strncmp(bpf_program__name(pr), "kwalk_step", 10);
+}
+
 /* An interrupt marker's entry (--wakers), attached after its exit: see mark_irq. */
 static bool is_mark_entry(struct bpf_program *pr)
 {
@@ -557,7 +638,8 @@ int loader_attach(struct loader *l)
 	if (l->kthreads_fd >= 0 && seed_kthreads(l->kthreads_fd))
 		return -1;
 	bpf_object__for_each_program(pr, l->obj)
-		if (bpf_program__autoload(pr) && is_switch(pr) && attach_one(l, pr))
+		if (bpf_program__autoload(pr) && is_switch(pr) && !is_kwalk_step(pr) &&
+		    attach_one(l, pr))
 			return -1;
 	return 0;
 }

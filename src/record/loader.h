@@ -27,12 +27,13 @@ struct loader_maps {
 	struct bpf_map *task_start, *tid_start, *stacks, *kstacks, *ustack_spill,
 		*kstack_spill, *sums, *events, *counters, *pid_filter, *tid_filter,
 		*cpu_filter, *kthreads, *dwarf_seq, *dwarf_wrap, *ucache, *wsums, *ku_rows,
-		*ku_files, *ku_procs, *ku_want, *ku_cache;
+		*ku_files, *ku_procs, *ku_want, *ku_cache, *ku_tail;
 };
 
 struct loader_progs {
 	struct bpf_program *on_switch_task, *on_switch_hash, *on_switch_raw, *on_fork,
 		*on_switch_task_loop, *on_switch_hash_loop, *on_switch_raw_loop,
+		*kwalk_step_btf, *kwalk_step_raw,
 		*on_exit, *on_switch_tp, *on_fork_tp, *on_free_tp, *scan_start_task,
 		*scan_start_hash, *scan_start_task_u, *scan_start_hash_u, *scan_end_task,
 		*on_waking_task, *on_waking_hash, *on_waking_raw, *on_exit_ku,
@@ -61,6 +62,7 @@ struct loader {
 	int ucache_fd;		/* dwarf with the stack cache: its per-thread entries, else -1 */
 	/* --unwind-in kernel: the walker's maps (bpf/offcpu.h), else -1 */
 	int ku_rows_fd, ku_files_fd, ku_procs_fd, ku_want_fd;
+	int kwalk;		/* the walker loaded (plan.h's KWALK_*) */
 	uint64_t memlock;	/* bytes locked by our maps (fdinfo) */
 };
 

@@ -46,25 +46,42 @@ static const char *no_kunwind(const struct offcpu_opts *o, const struct probe *p
 
 /*
  * The kernel walker's frame loop (bpf/offcpu_unwind.bpf.h): the verifier
- * checks a bpf_loop callback once, a bounded loop frame by frame (0.5 to
- * 1 s more start-up).  OFFCPU_KWALKER=bounded forces the bounded loop, for
- * the tests to compare both walkers on one kernel.
+ * checks a bpf_loop callback once, a tail-called step of a few frames once,
+ * a bounded loop frame by frame (0.5 to 1 s more start-up).  The loader
+ * falls back to the bounded loop where the tail calls do not load (arm64's
+ * JIT before 6.0 refuses them beside bpf-to-bpf calls, for one).
+ * OFFCPU_KWALKER=bpf_loop|tail|bounded forces one, for the tests to compare
+ * the walkers on one kernel.
  */
 static void plan_kwalk(struct plan *pl, const struct probe *p)
 {
+	static const struct { const char *name, *why; } forced[] = {
+		[KWALK_LOOP] = { "bpf_loop", "bpf_loop, forced by OFFCPU_KWALKER=bpf_loop" },
+		[KWALK_TAIL] = { "tail", "tail calls, forced by OFFCPU_KWALKER=tail" },
+		[KWALK_BOUNDED] = { "bounded", "bounded loop, forced by OFFCPU_KWALKER=bounded" },
+	};
 	const char *force = getenv("OFFCPU_KWALKER");
 
-	pl->kwalk_loop = false;
-	if (force && !strcmp(force, "bounded"))
-		pl->kwalk_why = "bounded loop, forced by OFFCPU_KWALKER=bounded";
-	else if (!p->bpf_loop)
-		pl->kwalk_why = "bounded loop, verified frame by frame (no bpf_loop: 5.17+)";
+	if (force && *force) {
+		for (int i = 0; i < (int)(sizeof(forced) / sizeof(forced[0])); i++)
+			if (!strcmp(force, forced[i].name)) {
+				pl->kwalk = i;
+				pl->kwalk_why = forced[i].why;
+				pl->kwalk_forced = true;
+				return;
+			}
+		pl->kwalk_bad = force;
+	}
+	pl->kwalk = KWALK_TAIL;
+	if (!p->bpf_loop)
+		pl->kwalk_why = "tail calls, each step's frames verified once "
+				"(no bpf_loop: 5.17+)";
 	else if (!p->jit)
-		pl->kwalk_why = "bounded loop, verified frame by frame (bpf_loop's callback "
-				"needs the BPF JIT)";
+		pl->kwalk_why = "tail calls, each step's frames verified once "
+				"(bpf_loop's callback needs the BPF JIT)";
 	else
-		pl->kwalk_loop = true;
-	if (pl->kwalk_loop)
+		pl->kwalk = KWALK_LOOP;
+	if (pl->kwalk == KWALK_LOOP)
 		pl->kwalk_why = "bpf_loop, one frame step verified once (bpf_loop: yes)";
 }
 

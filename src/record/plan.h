@@ -19,6 +19,9 @@
 #define OFFCPU_KSTACK_GLUE	8
 #define OFFCPU_MAX_STACK	127	/* --max-stack's limit, the kernel's default perf_event_max_stack */
 
+/* The kernel walker's frame loop (bpf/offcpu_unwind.bpf.h), best first. */
+enum { KWALK_LOOP, KWALK_TAIL, KWALK_BOUNDED };
+
 struct plan {
 	/* User stacks copied and unwound with CFI (--call-graph dwarf, the default where the kernel can) */
 	bool dwarf;
@@ -26,9 +29,11 @@ struct plan {
 	/* The BPF program walks user stacks with CFI rows (--unwind-in kernel, on a board that can) */
 	bool kunwind;
 	const char *no_kunwind;	/* else why not */
-	/* Its frame step a bpf_loop callback (else a bounded loop), and why */
-	bool kwalk_loop;
+	/* Its frame loop (KWALK_*), why, and whether OFFCPU_KWALKER forced it */
+	int kwalk;
 	const char *kwalk_why;
+	bool kwalk_forced;
+	const char *kwalk_bad;	/* an OFFCPU_KWALKER naming no walker (the loader refuses it) */
 	bool stack_cache;	/* user stack ids reused when the registers repeat */
 	bool spill;		/* stacks that collide in their stack map kept in the spill maps */
 	bool kstack;		/* kernel stacks walked: asked for, or --wakers's */
