@@ -404,6 +404,7 @@ enum offcpu_drop {
 	DROP_UNSEEN,		/* a block whose switch-in no sched_switch event showed */
 	DROP_UCOPY,		/* dwarf: ring buffer full, the user stack walked by frame pointer */
 	DROP_UREGS,		/* dwarf: no user registers where task_pt_regs() keeps them: walked by frame pointer */
+	DROP_SWITCH,		/* the tail-call walker could not call the switch program back: a switch lost */
 	DROP_MAX,
 };
 

@@ -434,7 +434,8 @@ static __always_inline int kwalk_tail_step(void *ctx)
 done:
 	v->state = KT_DONE;
 	bpf_tail_call(ctx, &ku_tail, KU_TAIL_SWITCH);
-	/* The switch is lost (the loader fills both slots before attaching). */
+	/* The switch is lost (the loader fills both slots before attaching): said, not silent. */
+	count(DROP_SWITCH);
 	v->state = KT_IDLE;
 	return 0;
 }

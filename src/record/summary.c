@@ -189,6 +189,7 @@ void summary_print(const struct offcpu_opts *o, const struct plan *pl,
 		[DROP_UNSEEN] = "blocks lost: their thread was switched in without a sched_switch event",
 		[DROP_UCOPY] = "user stacks walked by frame pointer, not copied (ring buffer full: its reader was behind; raise --dwarf-buffer, or lower --nice)",
 		[DROP_UREGS] = "user stacks walked by frame pointer, not copied (no user registers at the top of the thread's kernel stack)",
+		[DROP_SWITCH] = "context switches lost (the kernel walker's tail call back to its switch program failed)",
 	};
 	const uint64_t *n = st->counters;
 	uint64_t lost = collector_lost(st);
