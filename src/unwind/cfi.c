@@ -1158,10 +1158,16 @@ struct fde_built {
 	size_t n;
 };
 
+/* Bytes of a file: a header table. */
+struct file_span {
+	uint64_t off, len;
+};
+
 struct cfi_file {
 	Elf *elf;
 	void *map;		/* the file, mapped here (elf_memory), or NULL */
 	size_t map_len;
+	struct file_span keep[3];	/* the header tables, by offset: never dropped */
 	struct cfi_src src;	/* fdes: sorted, overlapping ones dropped */
 	struct cfi_regs regs;
 	unsigned int machine;
@@ -1192,14 +1198,20 @@ static void drop_overlaps(struct cfi_src *s)
  * F's ELF from FD: mapped by us, not by libelf (ELF_C_READ_MMAP), so that
  * drop_pages knows the mapping is the file's (libelf's fallback, a malloc'd
  * copy, must not be dropped); read through FD where it cannot be mapped.
+ * Writable: elf_memory takes the image as its own (ELF_C_READ), uses the
+ * section headers in place and writes them (elf_compress stores a
+ * decompressed .debug_frame's size and flags there, as in a debug file of
+ * Debian's: a read-only image faults).  Private, so nothing reaches the
+ * file.
  */
 static Elf *map_elf(struct cfi_file *f, int fd)
 {
 	struct stat st;
 	void *map;
 
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
-		map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (uint64_t)st.st_size <= SIZE_MAX) {
+		map = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 		if (map != MAP_FAILED) {
 			f->map = map;
 			f->map_len = st.st_size;
@@ -1210,17 +1222,56 @@ static Elf *map_elf(struct cfi_file *f, int fd)
 }
 
 /*
+ * The header tables libelf uses in place in the image, and may write:
+ * ELF header, program and section headers, by offset, within the file.
+ */
+static void note_headers(struct cfi_file *f, const GElf_Ehdr *eh)
+{
+	size_t nph = 0, nsh = 0;
+	struct file_span t, *k = f->keep;
+
+	elf_getphdrnum(f->elf, &nph);
+	elf_getshdrnum(f->elf, &nsh);
+	k[0] = (struct file_span){ 0, eh->e_ehsize };
+	k[1] = (struct file_span){ eh->e_phoff, (uint64_t)nph * eh->e_phentsize };
+	k[2] = (struct file_span){ eh->e_shoff, (uint64_t)nsh * eh->e_shentsize };
+	for (size_t i = 0; i < 3; i++) {
+		if (k[i].off > f->map_len)
+			k[i].off = f->map_len;
+		if (k[i].len > f->map_len - k[i].off)
+			k[i].len = f->map_len - k[i].off;
+	}
+	for (size_t i = 1; i < 3; i++)
+		for (size_t j = i; j && k[j].off < k[j - 1].off; j--) {
+			t = k[j];
+			k[j] = k[j - 1];
+			k[j - 1] = t;
+		}
+}
+
+/*
  * The scan at open touched the whole CFI section: give its pages back.
  * The mapping stays; the few an FDE's rows need later fault in again from
  * the page cache, and are given back once its rows are built (a fault
- * maps 64 KiB around the page).  Kept, a large library's section stayed
- * in the RSS for the whole recording (7 MiB of the peak under messaging,
- * 2026-11-26).
+ * maps 64 KiB around the page, past the section's ends too).  Kept, a
+ * large library's section stayed in the RSS for the whole recording (7
+ * MiB of the peak under messaging, 2026-11-26).  All pages but those of
+ * the header tables: a page libelf wrote would come back as the file's,
+ * its copy discarded.
  */
 static void drop_pages(struct cfi_file *f)
 {
-	if (f->map)
-		madvise(f->map, f->map_len, MADV_DONTNEED);
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), from = 0, to, lo, hi;
+
+	for (size_t i = 0; f->map && i <= 3; i++) {
+		to = i < 3 ? f->keep[i].off : f->map_len;
+		lo = (from + page - 1) & ~(page - 1);
+		hi = to & ~(page - 1);
+		if (hi > lo)
+			madvise((uint8_t *)f->map + lo, hi - lo, MADV_DONTNEED);
+		if (i < 3 && f->keep[i].off + f->keep[i].len > from)
+			from = f->keep[i].off + f->keep[i].len;
+	}
 }
 
 struct cfi_file *cfi_file_open(int fd, char *err, size_t errlen)
@@ -1243,6 +1294,7 @@ struct cfi_file *cfi_file_open(int fd, char *err, size_t errlen)
 		goto bad;
 	}
 	f->machine = eh.e_machine;
+	note_headers(f, &eh);
 	if (cfi_regs_of(eh.e_machine, &f->regs)) {
 		cfi_fail(err, errlen, "unsupported ELF machine %u", eh.e_machine);
 		goto bad;
