@@ -5,7 +5,6 @@
 
 #include "archive/archive.h"
 #include "lib/clock.h"
-#include "lib/ksyms.h"
 #include "record/btf_archive.h"
 #include "record/child.h"
 #include "record/cli.h"
@@ -88,7 +87,6 @@ int main(int argc, char **argv)
 		break;
 	}
 	cli_free(&o);
-	ksyms_running_free();
 	fflush(NULL);
 	child_raise(sig);	/* returns for signals that do not kill */
 	return ret;

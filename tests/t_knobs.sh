@@ -18,9 +18,9 @@ else
 fi
 
 # Debian's perf and its libraries (28 files) hold more than 1 MiB of CFI
-# rows and index (1.4 MiB by -v with rows built per FDE, where python3 and
-# its modules need 0.8): over a 1 MiB budget some lookups go without
-# (counted), not at 32.
+# rows and index (1.4 MiB by -v; python3 and its modules no longer do, 0.8
+# MiB since rows are built per FDE): over a 1 MiB budget some lookups go
+# without (counted), not at 32.
 over() { sed -n 's/.* \([0-9]*\) lookups over the --unwind-tables budget.*/\1/p' "$1"; }
 pf() { "$OFFCPU" -v "$@" -o "$WORK/pf.data" -- perf bench sched pipe -l 2000 >/dev/null 2>"$WORK/pf.err"
 	over "$WORK/pf.err"; }

@@ -225,33 +225,79 @@ void ksyms_free(struct ksyms *ks)
 	free(ks);
 }
 
-static struct ksyms *running;
-static bool running_opened;
-
-/* The running kernel's table, as far as it was read. */
-static struct ksyms *running_table(void)
+/*
+ * The running kernel's table is not kept: read whole it is 120,000 entries
+ * and 6 MiB of names, most of the recorder's peak RSS besides its CFI
+ * tables (bench/RESULTS.md, 2026-11-26), for about 20 questions.  Each
+ * question streams /proc/kallsyms once instead, keeping only what it asks
+ * (and, for ranges, the addresses until the answer is known).
+ */
+/* The lowest address of any symbol above each ADDR[i] != 0 into HI[i] (0: none). */
+static void next_higher(const uint64_t *all, size_t n_all, const uint64_t *addr, uint64_t *hi,
+			size_t n)
 {
-	if (!running_opened) {
-		running_opened = true;
-		running = ksyms_open("/proc/kallsyms");
+	for (size_t i = 0; i < n; i++) {
+		hi[i] = 0;
+		for (size_t j = 0; addr[i] && j < n_all; j++)
+			if (all[j] > addr[i] && (!hi[i] || all[j] < hi[i]))
+				hi[i] = all[j];
 	}
-	return running;
 }
 
-const struct ksyms *ksyms_running(void)
+/*
+ * One pass over the running kernel's symbols: the first address of each of
+ * the N NAMES into ADDR (FOUND[i] says whether listed), and with HI their
+ * ends (the next higher address of any symbol).  0, or -1 when unreadable
+ * or out of memory.
+ */
+static int running_scan(const char *const *names, size_t n, bool *found, uint64_t *addr,
+			uint64_t *hi)
 {
-	struct ksyms *ks = running_table();
+	FILE *f = open_kallsyms("/proc/kallsyms");
+	char sym[PROC_SYM_MAX];
+	uint64_t *all = NULL;
+	size_t n_all = 0, cap = 0, left = n;
+	struct ksym k;
+	int rc = 0;
 
-	if (ks && ksyms_finish(ks)) {
-		ksyms_free(ks);
-		running = NULL;
+	if (!f)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		found[i] = false, addr[i] = 0;
+	while ((left || hi) && next_line(f, &k, sym)) {
+		for (size_t i = 0; i < n; i++)
+			if (!found[i] && !strcmp(names[i], sym))
+				found[i] = true, addr[i] = k.addr, left--;
+		if (!hi)
+			continue;
+		if (n_all == cap) {
+			uint64_t *v = realloc(all, (cap ? cap * 2 : 4096) * sizeof(*v));
+
+			if (!v) {
+				rc = -1;
+				break;
+			}
+			all = v;
+			cap = cap ? cap * 2 : 4096;
+		}
+		all[n_all++] = k.addr;
 	}
-	return running;
+	fclose(f);
+	if (hi && !rc)
+		next_higher(all, n_all, addr, hi, n);
+	free(all);
+	return rc;
 }
 
 int ksyms_running_find(const char *name, uint64_t *addr)
 {
-	return ksyms_find(running_table(), name, addr);
+	bool found;
+
+	if (running_scan(&name, 1, &found, addr, NULL) || !found) {
+		*addr = 0;
+		return -1;
+	}
+	return 0;
 }
 
 bool ksyms_running_has(const char *name)
@@ -261,16 +307,26 @@ bool ksyms_running_has(const char *name)
 	return !ksyms_running_find(name, &addr);
 }
 
-int ksyms_running_range(const char *name, uint64_t *lo, uint64_t *hi)
+int ksyms_running_ranges(const char *const *names, size_t n, uint64_t *lo, uint64_t *hi)
 {
-	return ksyms_range(ksyms_running(), name, lo, hi);
+	bool *found = calloc(n ? n : 1, sizeof(*found));
+	int nr = 0;
+
+	if (!found || running_scan(names, n, found, lo, hi))
+		n = 0;
+	for (size_t i = 0; i < n; i++) {
+		/* Absent, hidden or the last: where it ends is not known. */
+		if (!found[i] || !lo[i] || !hi[i])
+			lo[i] = hi[i] = 0;
+		nr += lo[i] != 0;
+	}
+	free(found);
+	return nr;
 }
 
-void ksyms_running_free(void)
+int ksyms_running_range(const char *name, uint64_t *lo, uint64_t *hi)
 {
-	ksyms_free(running);
-	running = NULL;
-	running_opened = false;
+	return ksyms_running_ranges(&name, 1, lo, hi) ? 0 : -1;
 }
 
 size_t ksyms_count(const struct ksyms *ks)

@@ -4,9 +4,8 @@
  * name and by range (libbpf-tools' trace_helpers.c ksyms, without its sort:
  * lookups here are few and linear, see ksyms.c).  The one reader of
  * /proc/kallsyms: the recorder's probe, synthesis, waker and stack cutting
- * share the running kernel's table (ksyms_running*), opened once and read
- * only as far as their questions need; the report loads the file that
- * matches the recording.
+ * ask the running kernel's (ksyms_running*), which is not kept; the report
+ * loads the file that matches the recording.
  */
 #ifndef OFFCPU_KSYMS_H
 #define OFFCPU_KSYMS_H
@@ -44,23 +43,26 @@ struct ksyms *ksyms_load(const char *path);
 void ksyms_free(struct ksyms *ks);
 
 /*
- * The running kernel's /proc/kallsyms, opened at the first of these calls
- * and never again.  ksyms_running_find and _has read only up to NAME: what
- * start-up asks (_text, on the first lines) costs no whole read (the kernel
- * formats 120,000 symbols in 50 to 150 ms, seconds in an emulated guest);
- * the whole table, and a range, wait for the first caller that needs it.
+ * The running kernel's /proc/kallsyms, streamed once per question and not
+ * kept (the whole table is 6 MiB): a name's question reads only up to it
+ * (_text, on the first lines, costs no whole read; the kernel formats
+ * 120,000 symbols in 50 to 150 ms, seconds in an emulated guest), a range
+ * the whole file, so ask for all the ranges needed at once.
  */
-const struct ksyms *ksyms_running(void);	/* NULL: unreadable */
 int ksyms_running_find(const char *name, uint64_t *addr);
 /* Whether NAME is listed (names are, even when addresses are hidden). */
 bool ksyms_running_has(const char *name);
-/* ksyms_range of NAME in the whole running table. */
+/*
+ * ksyms_range of each of the N NAMES in the running table, from one read
+ * (LO[i] = HI[i] = 0 where it has none): how many have one.
+ */
+int ksyms_running_ranges(const char *const *names, size_t n, uint64_t *lo, uint64_t *hi);
+/* The same for one NAME: 0, or -1. */
 int ksyms_running_range(const char *name, uint64_t *lo, uint64_t *hi);
-void ksyms_running_free(void);
 
 /*
  * The lookups below see the entries read so far: the whole file after
- * ksyms_load, ksyms_finish or ksyms_running.
+ * ksyms_load or ksyms_finish.
  */
 /* Entries, in the file's order. */
 size_t ksyms_count(const struct ksyms *ks);

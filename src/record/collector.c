@@ -21,6 +21,7 @@
 #include "lib/buildid_cache.h"
 #include "lib/clock.h"
 #include "lib/hashset.h"
+#include "lib/ringbuf.h"
 #include "record/live_tasks.h"
 #include "record/mapped_files.h"
 #include "record/oncpu.h"
@@ -44,7 +45,7 @@ struct collector {
 	const struct offcpu_opts *o;
 	struct task_events *te;
 	struct oncpu *on;	/* -F, else NULL */
-	struct ring_buffer *rb;
+	struct ringbuf *rb;
 	struct ordered_events q;
 	uint64_t last_drain;
 	uint64_t records_read_at;	/* the task records emitted before this are read */
@@ -559,7 +560,7 @@ static int drain_map(struct collector *c, int fd, size_t key_size, sum_fn add)
 	const char *k = (const char *)keys;
 
 	/* The copies of the stacks these blocks name are in the ring: unwind them first. */
-	if (c->ld->plan->dwarf && ring_buffer__consume(c->rb) < 0)
+	if (c->ld->plan->dwarf && ringbuf_consume(c->rb) < 0)
 		return -1;
 
 	for (;;) {
@@ -653,7 +654,7 @@ struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 		goto nomem;
 	if (open_events(c, pids, nr_pids))
 		goto fail;
-	c->rb = ring_buffer__new(ld->events_fd, on_event, c, NULL);
+	c->rb = ringbuf_new(ld->events_fd, on_event, c);
 	if (!c->rb) {
 		fprintf(stderr, "offcpu: cannot read the BPF ring buffer: %s\n", strerror(errno));
 		goto fail;
@@ -689,7 +690,7 @@ int collector_poll(struct collector *c, int timeout_ms)
 {
 	uint64_t now;
 
-	if (ring_buffer__poll(c->rb, timeout_ms) < 0 && errno != EINTR)
+	if (ringbuf_poll(c->rb, timeout_ms) < 0 && errno != EINTR)
 		return -1;
 	read_all(c);
 	now = mono_ns();
@@ -801,7 +802,7 @@ static uint64_t lost_now(struct collector *c)
 /* Every record up to T is in the queue: the ring, the task events, the sums. */
 static void take_all(struct collector *c)
 {
-	while (ring_buffer__consume(c->rb) > 0)
+	while (ringbuf_consume(c->rb) > 0)
 		;
 	read_all(c);
 	if (drain_sums(c))
@@ -939,7 +940,7 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 	/* A file still waited for ends here: its window, and blocks inside it. */
 	if (c->fl.buf)
 		c->file_start = window_start(c, c->trig.time ? c->trig.time : c->end);
-	while (ring_buffer__consume(c->rb) > 0)
+	while (ringbuf_consume(c->rb) > 0)
 		;
 	read_all(c);
 	if (drain_sums(c) ||
@@ -990,7 +991,7 @@ void collector_free(struct collector *c)
 {
 	if (!c)
 		return;
-	ring_buffer__free(c->rb);
+	ringbuf_free(c->rb);
 	oncpu_free(c->on);
 	task_events_free(c->te);
 	ordered_free(&c->q);

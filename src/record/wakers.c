@@ -48,11 +48,12 @@ struct wakers {
 /* Where each function starts and the next symbol does. */
 static void read_ranges(struct wakers *wk)
 {
-	const struct ksyms *ks = ksyms_running();
+	const char *names[NR_FUNCS];
 
 	wk->ranges_read = 1;
 	for (size_t i = 0; i < NR_FUNCS; i++)
-		ksyms_range(ks, irq_funcs[i].name, &wk->lo[i], &wk->hi[i]);
+		names[i] = irq_funcs[i].name;
+	ksyms_running_ranges(names, NR_FUNCS, wk->lo, wk->hi);
 }
 
 static int func_at(const struct wakers *wk, uint64_t ip)

@@ -33,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/sorted.h"
@@ -45,13 +47,22 @@
 /* Above every architecture's DWARF register numbers (x86_64 ~130, arm64 ~100). */
 #define MAX_DWARF_REG	1024
 
-/* What one FDE covers, and its CFA program. */
+/*
+ * What one FDE covers, and its CFA program: 24 bytes, one per function of
+ * every file read, kept while the file is (a large part of the heap).
+ */
 struct fde_range {
-	uint64_t start, end;
-	const uint8_t *prog;	/* in the CFI section's bytes */
+	uint64_t start;
+	uint32_t len;		/* [start, start + len) */
+	uint32_t prog_off;	/* from the CFI section's first byte */
 	uint32_t prog_len;
 	uint32_t cie;		/* index in cfi_src.cies */
 };
+
+static uint64_t fde_end(const struct fde_range *f)
+{
+	return f->start + f->len;
+}
 
 /* One CIE, by section offset: how its FDEs are decoded and their programs run. */
 struct cie_info {
@@ -388,16 +399,18 @@ static int add_fde(struct cfi_src *s, const Dwarf_FDE *fde)
 	if (!cie || !read_encoded(s, cie->enc, &p, fde->end, &start) ||
 	    !read_encoded(s, cie->enc & 0x0f, &p, fde->end, &len) ||
 	    (cie->aug_z && !skip_block(&p, fde->end)) || !scan_program(s, cie->enc, p, fde->end) ||
-	    (uint64_t)((const uint8_t *)fde->end - p) > UINT32_MAX)
+	    (uint64_t)((const uint8_t *)fde->end - p) > UINT32_MAX ||
+	    (uint64_t)(p - (const uint8_t *)s->data->d_buf) > UINT32_MAX)
 		return ENTRY_REFUSED;
 	/* An empty FDE (a function the linker dropped) covers nothing. */
-	if (len == 0 || start + len < start)
+	if (len == 0 || start + len < start || len > UINT32_MAX)
 		return ENTRY_SKIPPED;
 	v = grow(s->fdes, &s->cap_fdes, s->nr_fdes + 1, sizeof(*v));
 	if (!v)
 		return -1;
 	s->fdes = v;
-	v[s->nr_fdes++] = (struct fde_range){ start, start + len, p,
+	v[s->nr_fdes++] = (struct fde_range){ start, (uint32_t)len,
+					      (uint32_t)(p - (const uint8_t *)s->data->d_buf),
 					      (uint32_t)((const uint8_t *)fde->end - p),
 					      (uint32_t)(cie - s->cies) };
 	return ENTRY_OK;
@@ -923,8 +936,9 @@ static int fde_rows(const struct cfi_src *s, const struct cfi_regs *regs, const 
 {
 	struct cfa_run r = { .s = s, .cie = &s->cies[f->cie], .ra_reg = s->cies[f->cie].ra,
 			     .fp_reg = (uint64_t)regs->fp };
-	const uint8_t *p = f->prog, *end = f->prog + f->prog_len;
-	struct cfi_row gap = { .pc = f->end, .kind = CFI_GAP };
+	const uint8_t *p = (const uint8_t *)s->data->d_buf + f->prog_off, *end = p + f->prog_len;
+	uint64_t f_end = fde_end(f);
+	struct cfi_row gap = { .pc = f_end, .kind = CFI_GAP };
 	struct cfa_state init;
 	uint64_t pc = f->start;
 	size_t rows = 0;
@@ -934,15 +948,15 @@ static int fde_rows(const struct cfi_src *s, const struct cfi_regs *regs, const 
 	init = r.st;
 	r.init = &init;
 	r.loc = f->start;
-	while (!rc && p < end && pc < f->end) {
+	while (!rc && p < end && pc < f_end) {
 		rc = cfa_step(&r, &p, end, &moved) ? FDE_BROKEN : 0;
 		if (rc || !moved || r.loc <= pc)
 			continue;
 		rc = emit_row(&r, regs, pc, &rows, t, max_rows);
-		pc = r.loc < f->end ? r.loc : f->end;
+		pc = r.loc < f_end ? r.loc : f_end;
 	}
 	/* The last state holds to the FDE's end. */
-	if (!rc && pc < f->end)
+	if (!rc && pc < f_end)
 		rc = emit_row(&r, regs, pc, &rows, t, max_rows);
 	if (rc < 0)
 		return rc;
@@ -961,14 +975,15 @@ int cfi_program_table(const struct cfi_program *prog, size_t max_rows, struct cf
 	};
 	struct cfi_src s = { .data = &data, .addr_size = 8, .machine = prog->machine,
 			     .cies = &cie, .nr_cies = 1 };
-	struct fde_range f = { prog->start, prog->end, prog->fde, (uint32_t)prog->fde_len, 0 };
+	struct fde_range f = { prog->start, (uint32_t)(prog->end - prog->start), 0,
+			       (uint32_t)prog->fde_len, 0 };
 	struct cfi_regs regs;
 	int rc;
 
 	memset(t, 0, sizeof(*t));
 	t->machine = prog->machine;
 	if (cfi_regs_of(prog->machine, &regs) || prog->end <= prog->start ||
-	    prog->fde_len > UINT32_MAX)
+	    prog->end - prog->start > UINT32_MAX || prog->fde_len > UINT32_MAX)
 		return -1;
 	rc = fde_rows(&s, &regs, &f, t, max_rows);
 	if (rc)
@@ -1092,7 +1107,7 @@ static int build_from_elf(Elf *elf, size_t max_rows, struct cfi_table *t, char *
 			continue;
 		}
 		rc = fde_rows(&s, &regs, &s.fdes[i], t, max_rows);
-		last_end = s.fdes[i].end;
+		last_end = fde_end(&s.fdes[i]);
 	}
 	for (i = 0; i < t->n; i++)
 		t->stats.expr_rows += t->rows[i].kind == CFI_EXPR;
@@ -1137,12 +1152,26 @@ int cfi_table_build(const char *path, int fd, size_t max_rows, struct cfi_table 
 
 /* ---- one file's CFI, its rows built per FDE on first use ---- */
 
+/* One FDE's rows, built on first use: exactly N, no room to grow. */
+struct fde_built {
+	struct cfi_row *rows;
+	size_t n;
+};
+
+/* Bytes of a file: a header table. */
+struct file_span {
+	uint64_t off, len;
+};
+
 struct cfi_file {
 	Elf *elf;
+	void *map;		/* the file, mapped here (elf_memory), or NULL */
+	size_t map_len;
+	struct file_span keep[3];	/* the header tables, by offset: never dropped */
 	struct cfi_src src;	/* fdes: sorted, overlapping ones dropped */
 	struct cfi_regs regs;
 	unsigned int machine;
-	struct cfi_table *rows;	/* per FDE, built by cfi_file_lookup */
+	struct fde_built *rows;	/* per FDE, built by cfi_file_lookup */
 	struct cfi_table ehabi;	/* EM_ARM: all rows, built at open (one per function) */
 	bool is_ehabi;
 	size_t bytes;		/* memory held, for the caller's budget */
@@ -1150,13 +1179,99 @@ struct cfi_file {
 
 static void drop_overlaps(struct cfi_src *s)
 {
+	struct fde_range *v;
 	size_t n = 0;
 
 	/* Overlapping FDEs (broken input): the earlier one wins, as in tables. */
 	for (size_t i = 0; i < s->nr_fdes; i++)
-		if (!n || s->fdes[i].start >= s->fdes[n - 1].end)
+		if (!n || s->fdes[i].start >= fde_end(&s->fdes[n - 1]))
 			s->fdes[n++] = s->fdes[i];
 	s->nr_fdes = n;
+	/* Kept while the file is: no room left from the doubling. */
+	if (n && n < s->cap_fdes && (v = realloc(s->fdes, n * sizeof(*v)))) {
+		s->fdes = v;
+		s->cap_fdes = n;
+	}
+}
+
+/*
+ * F's ELF from FD: mapped by us, not by libelf (ELF_C_READ_MMAP), so that
+ * drop_pages knows the mapping is the file's (libelf's fallback, a malloc'd
+ * copy, must not be dropped); read through FD where it cannot be mapped.
+ * Writable: elf_memory takes the image as its own (ELF_C_READ), uses the
+ * section headers in place and writes them (elf_compress stores a
+ * decompressed .debug_frame's size and flags there, as in a debug file of
+ * Debian's: a read-only image faults).  Private, so nothing reaches the
+ * file.
+ */
+static Elf *map_elf(struct cfi_file *f, int fd)
+{
+	struct stat st;
+	void *map;
+
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (uint64_t)st.st_size <= SIZE_MAX) {
+		map = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+		if (map != MAP_FAILED) {
+			f->map = map;
+			f->map_len = st.st_size;
+			return elf_memory(map, st.st_size);
+		}
+	}
+	return elf_begin(fd, ELF_C_READ, NULL);
+}
+
+/*
+ * The header tables libelf uses in place in the image, and may write:
+ * ELF header, program and section headers, by offset, within the file.
+ */
+static void note_headers(struct cfi_file *f, const GElf_Ehdr *eh)
+{
+	size_t nph = 0, nsh = 0;
+	struct file_span t, *k = f->keep;
+
+	elf_getphdrnum(f->elf, &nph);
+	elf_getshdrnum(f->elf, &nsh);
+	k[0] = (struct file_span){ 0, eh->e_ehsize };
+	k[1] = (struct file_span){ eh->e_phoff, (uint64_t)nph * eh->e_phentsize };
+	k[2] = (struct file_span){ eh->e_shoff, (uint64_t)nsh * eh->e_shentsize };
+	for (size_t i = 0; i < 3; i++) {
+		if (k[i].off > f->map_len)
+			k[i].off = f->map_len;
+		if (k[i].len > f->map_len - k[i].off)
+			k[i].len = f->map_len - k[i].off;
+	}
+	for (size_t i = 1; i < 3; i++)
+		for (size_t j = i; j && k[j].off < k[j - 1].off; j--) {
+			t = k[j];
+			k[j] = k[j - 1];
+			k[j - 1] = t;
+		}
+}
+
+/*
+ * The scan at open touched the whole CFI section: give its pages back.
+ * The mapping stays; the few an FDE's rows need later fault in again from
+ * the page cache, and are given back once its rows are built (a fault
+ * maps 64 KiB around the page, past the section's ends too).  Kept, a
+ * large library's section stayed in the RSS for the whole recording (7
+ * MiB of the peak under messaging, 2026-11-26).  All pages but those of
+ * the header tables: a page libelf wrote would come back as the file's,
+ * its copy discarded.
+ */
+static void drop_pages(struct cfi_file *f)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), from = 0, to, lo, hi;
+
+	for (size_t i = 0; f->map && i <= 3; i++) {
+		to = i < 3 ? f->keep[i].off : f->map_len;
+		lo = (from + page - 1) & ~(page - 1);
+		hi = to & ~(page - 1);
+		if (hi > lo)
+			madvise((uint8_t *)f->map + lo, hi - lo, MADV_DONTNEED);
+		if (i < 3 && f->keep[i].off + f->keep[i].len > from)
+			from = f->keep[i].off + f->keep[i].len;
+	}
 }
 
 struct cfi_file *cfi_file_open(int fd, char *err, size_t errlen)
@@ -1173,12 +1288,13 @@ struct cfi_file *cfi_file_open(int fd, char *err, size_t errlen)
 		cfi_fail(err, errlen, "libelf too old");
 		goto bad;
 	}
-	f->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	f->elf = map_elf(f, fd);
 	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || !gelf_getehdr(f->elf, &eh)) {
 		cfi_fail(err, errlen, "not an ELF file");
 		goto bad;
 	}
 	f->machine = eh.e_machine;
+	note_headers(f, &eh);
 	if (cfi_regs_of(eh.e_machine, &f->regs)) {
 		cfi_fail(err, errlen, "unsupported ELF machine %u", eh.e_machine);
 		goto bad;
@@ -1191,6 +1307,7 @@ struct cfi_file *cfi_file_open(int fd, char *err, size_t errlen)
 		if (!rc) {
 			f->is_ehabi = true;
 			f->bytes = f->ehabi.cap * sizeof(struct cfi_row);
+			drop_pages(f);
 			return f;
 		}
 	}
@@ -1211,6 +1328,7 @@ struct cfi_file *cfi_file_open(int fd, char *err, size_t errlen)
 	/* The CIEs stay: their FDEs' programs start from their initial instructions. */
 	f->bytes = f->src.nr_fdes * (sizeof(*f->rows) + sizeof(*f->src.fdes)) +
 		   f->src.cap_cies * sizeof(*f->src.cies);
+	drop_pages(f);
 	return f;
 bad:
 	cfi_file_close(f);
@@ -1234,10 +1352,34 @@ bool cfi_file_gap_is_marked(const struct cfi_file *f)
 
 static const struct cfi_row gap_row = { .kind = CFI_GAP };
 
+/*
+ * The rows of F's I-th FDE into F->rows[I], trimmed to their number (the
+ * table grows by doubling from 64: most FDEs have a few rows).  -1 beyond
+ * BUDGET bytes or broken: the FDE stays a gap, and is tried again.
+ */
+static int build_fde(struct cfi_file *f, size_t i, size_t budget)
+{
+	size_t max_rows = budget / sizeof(struct cfi_row);
+	struct cfi_table t = { 0 };
+	struct cfi_row *rows;
+	int rc = max_rows ? fde_rows(&f->src, &f->regs, &f->src.fdes[i], &t, max_rows) : -1;
+
+	drop_pages(f);
+	if (rc || t.n < 2) {
+		cfi_table_free(&t);
+		return -1;
+	}
+	rows = realloc(t.rows, t.n * sizeof(*rows));
+	f->rows[i] = (struct fde_built){ .rows = rows ? rows : t.rows, .n = t.n };
+	f->bytes += t.n * sizeof(*rows);
+	return 0;
+}
+
 const struct cfi_row *cfi_file_lookup(struct cfi_file *f, uint64_t pc, size_t budget)
 {
 	size_t lo;
-	struct cfi_table *t;
+	struct fde_built *fr;
+	struct cfi_table t = { 0 };
 	const struct cfi_row *row;
 
 	/* EHABI rows are few and built at open; before the first, no table. */
@@ -1248,22 +1390,14 @@ const struct cfi_row *cfi_file_lookup(struct cfi_file *f, uint64_t pc, size_t bu
 	/* The FDE covering PC, by its start. */
 	lo = sorted_upper(f->src.fdes, f->src.nr_fdes, sizeof(*f->src.fdes),
 			  offsetof(struct fde_range, start), pc);
-	if (!lo || pc >= f->src.fdes[lo - 1].end)
+	if (!lo || pc >= fde_end(&f->src.fdes[lo - 1]))
 		return &gap_row;
-	t = &f->rows[lo - 1];
-	if (!t->n) {
-		size_t max_rows = budget / sizeof(struct cfi_row);
-
-		/* Beyond the budget (or broken): the FDE stays a gap, and is tried again. */
-		if (!max_rows || fde_rows(&f->src, &f->regs, &f->src.fdes[lo - 1], t, max_rows) ||
-		    t->n < 2) {
-			cfi_table_free(t);
-			return NULL;
-		}
-		t->machine = f->machine;
-		f->bytes += t->cap * sizeof(struct cfi_row);
-	}
-	return cfi_table_lookup(t, pc);
+	fr = &f->rows[lo - 1];
+	if (!fr->n && build_fde(f, lo - 1, budget))
+		return NULL;
+	t.rows = fr->rows;
+	t.n = fr->n;
+	return cfi_table_lookup(&t, pc);
 }
 
 size_t cfi_file_fdes(const struct cfi_file *f)
@@ -1278,7 +1412,7 @@ uint64_t cfi_file_fde_start(const struct cfi_file *f, size_t i)
 
 uint64_t cfi_file_fde_end(const struct cfi_file *f, size_t i)
 {
-	return f->src.fdes[i].end;
+	return fde_end(&f->src.fdes[i]);
 }
 
 int cfi_file_table(struct cfi_file *f, size_t first, size_t n, uint64_t lo, size_t max_rows,
@@ -1295,6 +1429,7 @@ int cfi_file_table(struct cfi_file *f, size_t first, size_t n, uint64_t lo, size
 	rc = cfi_table_push(t, max_rows, &gap);
 	for (size_t i = first; i < first + n && !rc; i++)
 		rc = fde_rows(&f->src, &f->regs, &f->src.fdes[i], t, max_rows);
+	drop_pages(f);
 	for (size_t i = 0; i < t->n; i++)
 		t->stats.expr_rows += t->rows[i].kind == CFI_EXPR;
 	if (rc)
@@ -1307,10 +1442,12 @@ void cfi_file_close(struct cfi_file *f)
 	if (!f)
 		return;
 	for (size_t i = 0; f->rows && i < f->src.nr_fdes; i++)
-		cfi_table_free(&f->rows[i]);
+		free(f->rows[i].rows);
 	free(f->rows);
 	cfi_table_free(&f->ehabi);
 	elf_end(f->elf);
+	if (f->map)
+		munmap(f->map, f->map_len);
 	free(f->src.cies);
 	free(f->src.fdes);
 	free(f);

@@ -12,12 +12,14 @@
 #include <elfutils/libdw.h>
 #include <dwarf.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "check.h"
 #include "unwind/cfi.h"
@@ -267,6 +269,91 @@ static void test_restore_state(void)
 	cfi_table_free(&t);
 }
 
+/*
+ * A file whose only CFI is a zlib-compressed .debug_frame (as in Debian's
+ * debug files), written here: ELF header, the section, .shstrtab, the
+ * section headers.  Its CIE: CFA = rsp + 8, return address at CFA - 8; its
+ * FDE [0x1000, 0x1010): CFA = rsp + 16 from 0x1001.
+ */
+static int write_zdebug_frame(int fd)
+{
+	static const uint8_t frame[] = {
+		/* CIE: length, id, version 1, "", code 1, data -8, ra 16, program */
+		20, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 1, 0, 1, 0x78, 16,
+		DW_CFA_def_cfa, 7, 8, DW_CFA_offset | 16, 1,
+		DW_CFA_nop, DW_CFA_nop, DW_CFA_nop, DW_CFA_nop, DW_CFA_nop, DW_CFA_nop,
+		/* FDE: length, CIE at 0, start 0x1000, range 0x10, program */
+		28, 0, 0, 0, 0, 0, 0, 0,
+		0x00, 0x10, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0, 0, 0, 0,
+		DW_CFA_advance_loc | 1, DW_CFA_def_cfa_offset, 16,
+		DW_CFA_nop, DW_CFA_nop, DW_CFA_nop, DW_CFA_nop, DW_CFA_nop,
+	};
+	static const char names[] = "\0.debug_frame\0.shstrtab";
+	uint8_t z[256];
+	uLongf zlen = sizeof(z) - sizeof(Elf64_Chdr);
+	Elf64_Chdr ch = { .ch_type = ELFCOMPRESS_ZLIB, .ch_size = sizeof(frame),
+			  .ch_addralign = 8 };
+	Elf64_Ehdr eh = { .e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64,
+				       ELFDATA2LSB, EV_CURRENT },
+			  .e_type = ET_DYN, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
+			  .e_ehsize = sizeof(eh), .e_shentsize = sizeof(Elf64_Shdr),
+			  .e_shnum = 3, .e_shstrndx = 2 };
+	Elf64_Shdr sh[3] = { { 0 } };
+	size_t off = sizeof(eh);
+
+	if (compress(z + sizeof(ch), &zlen, frame, sizeof(frame)) != Z_OK)
+		return -1;
+	memcpy(z, &ch, sizeof(ch));
+	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_flags = SHF_COMPRESSED,
+			      .sh_offset = off, .sh_size = sizeof(ch) + zlen, .sh_addralign = 8 };
+	off += sh[1].sh_size;
+	sh[2] = (Elf64_Shdr){ .sh_name = 14, .sh_type = SHT_STRTAB, .sh_offset = off,
+			      .sh_size = sizeof(names), .sh_addralign = 1 };
+	eh.e_shoff = (off + sizeof(names) + 7) & ~(size_t)7;
+	if (pwrite(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    pwrite(fd, z, sh[1].sh_size, sh[1].sh_offset) != (ssize_t)sh[1].sh_size ||
+	    pwrite(fd, names, sizeof(names), sh[2].sh_offset) != sizeof(names) ||
+	    pwrite(fd, sh, sizeof(sh), eh.e_shoff) != sizeof(sh))
+		return -1;
+	return 0;
+}
+
+/*
+ * cfi_file_open maps the file itself and hands it to libelf, which writes
+ * the decompressed section's size into its header in the image: the rows
+ * must come out, and the file stay as it was.
+ */
+static void test_compressed_debug_frame(void)
+{
+	char path[] = "/tmp/test_cfirows.XXXXXX", err[256] = "";
+	const struct cfi_row *a = NULL, *b = NULL;
+	struct cfi_file *f = NULL;
+	uint8_t before[512], after[512];
+	ssize_t n = -1, m = -1;
+	int fd = mkstemp(path);
+
+	if (fd >= 0 && !write_zdebug_frame(fd)) {
+		n = pread(fd, before, sizeof(before), 0);
+		f = cfi_file_open(fd, err, sizeof(err));
+	}
+	if (f) {
+		a = cfi_file_lookup(f, 0x1000, 1 << 20);
+		b = cfi_file_lookup(f, 0x100f, 1 << 20);
+		m = pread(fd, after, sizeof(after), 0);
+	}
+	result("zdebug-frame", a && b && a->kind == CFI_NORMAL && a->cfa_off == 8 &&
+	       a->ra_rule == CFI_AT_CFA && a->ra_off == -8 && b->kind == CFI_NORMAL &&
+	       b->cfa_off == 16 && n > 0 && n == m && !memcmp(before, after, n),
+	       "%s; cfa %+d %+d, file %zd then %zd bytes%s", f ? "opened" : err,
+	       a ? a->cfa_off : 0, b ? b->cfa_off : 0, n, m,
+	       n > 0 && n == m && memcmp(before, after, n) ? ", changed" : "");
+	cfi_file_close(f);
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+}
+
 /* NAME of the x86_64 build beside this binary (build/x86_64/NAME), if made. */
 static void built_path(const char *name, char *out, size_t len)
 {
@@ -291,6 +378,7 @@ int main(int argc, char **argv)
 
 	elf_version(EV_CURRENT);
 	test_restore_state();
+	test_compressed_debug_frame();
 	if (argc > 1) {
 		for (int i = 1; i < argc; i++)
 			compare_file(argv[i], argv[i]);
