@@ -535,7 +535,12 @@ static __always_inline int on_switch(unsigned long long *ctx, bool task_storage,
 	return 0;
 }
 
-/* A sched_switch program: its attach point, storage and walker. */
+/*
+ * A sched_switch program: its attach point, storage and walker.  With the
+ * tail-call walker a walked block runs it twice, the second time from the
+ * top once the steps are done: what it does before the walk must have no
+ * one-time effect (a count, a ring reservation), or it happens twice.
+ */
 #define SWITCH_PROG(name, sec, task_storage, tp_btf, kwalker)	\
 	SEC(sec)						\
 	int name(unsigned long long *ctx)			\
