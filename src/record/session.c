@@ -108,25 +108,27 @@ static int scan_start(struct session *s)
  */
 static int set_nice(const struct offcpu_opts *o)
 {
-	int started, want;
+	const char *why = "--nice";
+	int started, want = o->nice;
 
 	errno = 0;
 	started = getpriority(PRIO_PROCESS, 0);
-	if (o->nice == NICE_UNSET && (errno || started != 0))
-		want = started;
-	else
-		want = o->nice == NICE_UNSET ? DEFAULT_NICE : o->nice;
+	if (o->nice == NICE_UNSET) {
+		bool kept = errno || started != 0;
+
+		want = kept ? started : DEFAULT_NICE;
+		why = kept ? "as started" : "the default";
+	}
 	if (want != started && setpriority(PRIO_PROCESS, 0, want)) {
 		if (o->nice != NICE_UNSET) {
 			fprintf(stderr, "offcpu: --nice %d: %s\n", want, strerror(errno));
 			return -1;
 		}
 		want = started;
+		why = "as started: not allowed to lower it";
 	}
 	if (o->verbose)
-		fprintf(stderr, "nice: %d (%s)\n", want,
-			o->nice != NICE_UNSET ? "--nice" :
-			want == DEFAULT_NICE ? "the default" : "as started");
+		fprintf(stderr, "nice: %d (%s)\n", want, why);
 	return 0;
 }
 
