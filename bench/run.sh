@@ -5,8 +5,8 @@
 #               (kernel.bpf_stats_enabled=1) during `perf bench sched messaging`
 #               and `pipe`; median of ROUNDS rounds that take the profilers in
 #               turn, so drift of the machine hits all of them alike; beside
-#               it the profiler's own CPU time per switch over the same loads
-#               (offcpu unwinds CFI in user space, the BPF time misses that)
+#               it the profiler's own CPU time over its whole life (start-up to
+#               exit, its output written) per switch of the same loads
 #   slowdown    RUNS load runs without and with the profiler, alternating;
 #               ratio of the medians
 #   memory      memlock of the profiler's BPF maps (fdinfo), peak RSS (VmHWM)
@@ -75,42 +75,49 @@ perf_enabled() {
 	return 1
 }
 
-# start NAME: run the profiler in the background; sets PID and STARTUP (ms).
+# launch NAME CMD...: CMD in the background, in a subshell of its own whose
+# `times` once CMD has ended give CMD's CPU over its whole life: start-up and
+# end included, where perf and offcputime do most of their user-space work
+# (perf writes its samples, offcputime resolves and prints its stacks).
+# PID is CMD's (chroot execs the peers), JOB the subshell's.
+launch() {
+	local name=$1 i
+	shift
+	rm -f "$OUT/pid" "$OUT/times"
+	( "$@" >"$OUT/$name.out" 2>"$OUT/$name.err" & echo $! >"$OUT/pid"; wait $!
+	  times >"$OUT/times" ) &
+	JOB=$!
+	for i in $(seq 1 500); do [ -s "$OUT/pid" ] && break; sleep 0.01; done
+	PID=$(cat "$OUT/pid")
+}
+
+# start NAME: run the profiler in the background; sets PID, JOB and STARTUP (ms).
 start() {
 	local t0 i ready
+	local -a cmd
 	rm -f "$OUT/$1.err" "$(data "$1")"	# no stale "recording" line or data
-	t0=$(ms)
 	case $1 in
-	empty) "$OUT/empty_loader" "$OUT/empty.bpf.o" 2>"$OUT/$1.err" & PID=$! ;;
-	kernel-walk-only) "$OUT/empty_loader" "$OUT/kstack.bpf.o" kstack 2>"$OUT/$1.err" & PID=$! ;;
-	offcpu-user) "$OFFCPU" -v -a --call-graph user -o "$OUT/$1.data" 2>"$OUT/$1.err" & PID=$! ;;
-	offcpu-kernel-user) "$OFFCPU" -v -a -o "$OUT/$1.data" 2>"$OUT/$1.err" & PID=$! ;;
-	offcpu-user-kunwind) "$OFFCPU" -v -a --call-graph user --unwind-in kernel \
-		-o "$OUT/$1.data" 2>"$OUT/$1.err" & PID=$! ;;
-	offcpu-kernel-user-kunwind) "$OFFCPU" -v -a --unwind-in kernel -o "$OUT/$1.data" \
-		2>"$OUT/$1.err" & PID=$! ;;
-	offcpu-user-fp) "$OFFCPU" -v -a --call-graph user,fp -o "$OUT/$1.data" \
-		2>"$OUT/$1.err" & PID=$! ;;
-	offcpu-kernel-user-fp) "$OFFCPU" -v -a --call-graph fp -o "$OUT/$1.data" \
-		2>"$OUT/$1.err" & PID=$! ;;
-	offcpu-user-nocache) "$OFFCPU" -v -a --call-graph user --stack-cache off \
-		-o "$OUT/$1.data" 2>"$OUT/$1.err" & PID=$! ;;
-	offcpu-kernel-user-nocache) "$OFFCPU" -v -a --stack-cache off \
-		-o "$OUT/$1.data" 2>"$OUT/$1.err" & PID=$! ;;
+	empty) cmd=("$OUT/empty_loader" "$OUT/empty.bpf.o") ;;
+	kernel-walk-only) cmd=("$OUT/empty_loader" "$OUT/kstack.bpf.o" kstack) ;;
+	offcpu-user) cmd=("$OFFCPU" -v -a --call-graph user) ;;
+	offcpu-kernel-user) cmd=("$OFFCPU" -v -a) ;;
+	offcpu-user-kunwind) cmd=("$OFFCPU" -v -a --call-graph user --unwind-in kernel) ;;
+	offcpu-kernel-user-kunwind) cmd=("$OFFCPU" -v -a --unwind-in kernel) ;;
+	offcpu-user-fp) cmd=("$OFFCPU" -v -a --call-graph user,fp) ;;
+	offcpu-kernel-user-fp) cmd=("$OFFCPU" -v -a --call-graph fp) ;;
+	offcpu-user-nocache) cmd=("$OFFCPU" -v -a --call-graph user --stack-cache off) ;;
+	offcpu-kernel-user-nocache) cmd=("$OFFCPU" -v -a --stack-cache off) ;;
 	# The BTF-free variant (classic tracepoints, no stack cache), as used
 	# on a kernel without BTF.
-	offcpu-kernel-user-tp-hash) "$OFFCPU" -v -a --btf none -o "$OUT/$1.data" \
-		2>"$OUT/$1.err" & PID=$! ;;
-	offcpu-kernel-user-wakers) "$OFFCPU" -v -a --wakers -o "$OUT/$1.data" \
-		2>"$OUT/$1.err" & PID=$! ;;
-	offcpu-verify) "$OFFCPU" -v -a --stack-cache verify -o "$OUT/$1.data" \
-		2>"$OUT/$1.err" & PID=$! ;;
-	offcputime)
-		chroot "$ROOTFS" /usr/sbin/offcputime-libbpf >"$OUT/$1.out" 2>"$OUT/$1.err" & PID=$! ;;
-	perf-offcpu)	# chroot execs perf: PID is perf's
-		chroot "$ROOTFS" "$PERF" record --off-cpu -e dummy -a -o "/tmp/$1.data" \
-			>"$OUT/$1.out" 2>"$OUT/$1.err" & PID=$! ;;
+	offcpu-kernel-user-tp-hash) cmd=("$OFFCPU" -v -a --btf none) ;;
+	offcpu-kernel-user-wakers) cmd=("$OFFCPU" -v -a --wakers) ;;
+	offcpu-verify) cmd=("$OFFCPU" -v -a --stack-cache verify) ;;
+	offcputime) cmd=(chroot "$ROOTFS" /usr/sbin/offcputime-libbpf) ;;
+	perf-offcpu) cmd=(chroot "$ROOTFS" "$PERF" record --off-cpu -e dummy -a -o "/tmp/$1.data") ;;
 	esac
+	case $1 in offcpu-*) cmd+=(-o "$OUT/$1.data") ;; esac
+	t0=$(ms)
+	launch "$1" "${cmd[@]}"
 	ready=no
 	for i in $(seq 1 1000); do
 		case $1 in
@@ -133,6 +140,7 @@ prog_fd_count() { grep -ls '^prog_type' /proc/"$1"/fdinfo/* 2>/dev/null | grep -
 # perf and offcputime do).  perf --off-cpu reads its BPF maps and writes the
 # samples only now, so it gets up to 60 s.  HWM: the highest VmHWM seen (kB),
 # from just before SIGINT until the process has no memory left to show.
+# LIFE_NS: the profiler's CPU time over its whole life (launch), or empty.
 stop() {
 	local i h
 	HWM=0
@@ -146,7 +154,10 @@ stop() {
 	done
 	kill -0 "$PID" 2>/dev/null && echo "bench: $(cat /proc/$PID/comm) did not stop on SIGINT" >&2
 	kill -TERM "$PID" 2>/dev/null
-	wait "$PID" 2>/dev/null
+	wait "$JOB" 2>/dev/null
+	# times' second line: its children's user and system time, "0m1.234s 0m0.056s".
+	LIFE_NS=$(awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] }
+		printf "%d", t * 1e9 }' "$OUT/times" 2>/dev/null)
 }
 
 # ns per run of the busiest program of PID (the sched_switch one).
@@ -223,17 +234,16 @@ copies() {
 
 # cost NAME: "BPF-ns:CPU-ns:SENT:FALLBACK" during one messaging and one pipe
 # run: its BPF programs' time per sched_switch, the profiler's own CPU time
-# per sched_switch (from "recording" on; perf and offcputime do most of their
-# work after the stop), and copies().
+# over its whole life (start-up to exit, its output written) per sched_switch,
+# and copies().
 cost() {
-	local c0 pe cnt cpu=n/a
+	local pe cnt cpu=n/a
 	start "$1"
-	c0=$(cpu_ns "$PID")
 	load_time messaging >/dev/null
 	load_time pipe >/dev/null
 	read -r pe cnt < <(per_event "$PID")
-	[ "$cnt" -gt 0 ] && cpu=$(( ($(cpu_ns "$PID") - c0) / cnt ))
 	stop
+	[ "$cnt" -gt 0 ] && [ -n "$LIFE_NS" ] && cpu=$(( LIFE_NS / cnt ))
 	echo "$pe:$cpu:$(copies "$1")"
 }
 
@@ -381,8 +391,12 @@ summary() {
 		"user stacks by CFI (the default), ns per event vs perf --off-cpu (frame pointers)"
 	ratio "${PE[$k]:-}" "${PE[perf-offcpu]:-}" - \
 		"kernel + user stacks by CFI (the default, all of it) vs perf --off-cpu (user stacks only)"
-	# Issue 27: the whole cost (BPF + the profiler's own CPU) with the
-	# kernel walker, like for like with perf --off-cpu and offcputime.
+	# Issue 27: the whole cost (BPF + the profiler's own CPU over its whole
+	# life), like for like with perf --off-cpu and offcputime.
+	ratio "${WHOLE[$u]:-}" "${WHOLE[perf-offcpu]:-}" 1 \
+		"user stacks by CFI (the default: copied), BPF + process ns per switch vs perf --off-cpu"
+	ratio "${WHOLE[$k]:-}" "${WHOLE[offcputime]:-}" 1 \
+		"kernel + user stacks by CFI (the default: copied), BPF + process ns per switch vs offcputime"
 	ratio "${WHOLE[offcpu-user-kunwind]:-}" "${WHOLE[perf-offcpu]:-}" 1 \
 		"user stacks by CFI in the kernel (--unwind-in kernel), BPF + process ns per switch vs perf --off-cpu"
 	ratio "${WHOLE[offcpu-kernel-user-kunwind]:-}" "${WHOLE[offcputime]:-}" 1 \
@@ -483,10 +497,9 @@ declare -A PE=() UCPU=() WHOLE=() COPIES=() ROW_CFI=() ROW_MEM=() ROW_RSS=() ROW
 	echo
 	echo "ns per sched_switch: median of $ROUNDS rounds (each: one messaging and one pipe"
 	echo "run per profiler, profilers in turn) of the BPF programs' run time per sched_switch"
-	echo "run. Profiler CPU: the profiler process's own CPU time over the same loads (from its"
-	echo "start on, not its start-up), per sched_switch; offcpu reads the stack copies and"
-	echo "unwinds them with CFI there, while perf and offcputime do most of their user-space"
-	echo "work after they are stopped, which this misses. User stacks: CFI (copied, unwound"
+	echo "run. Profiler CPU: the profiler process's own CPU time over its whole life, start-up"
+	echo "to exit (its output written: perf writes its samples and offcputime resolves and"
+	echo "prints its stacks when stopped), per sched_switch of the same run. User stacks: CFI (copied, unwound"
 	echo "with the files' call-frame information: offcpu's default, as \`-v\` said) or fp (frame"
 	echo "pointers; \`--call-graph fp\` for the *-fp rows). offcputime records kernel and user"
 	echo "stacks; perf-offcpu is \`perf record --off-cpu -e dummy -a\` (6.12, built with BPF"
