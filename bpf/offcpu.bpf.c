@@ -550,18 +550,18 @@ static __always_inline int on_switch(unsigned long long *ctx, bool task_storage,
 		return on_switch(ctx, task_storage, tp_btf, kwalker);	\
 	}
 
-SWITCH_PROG(on_switch_task, "tp_btf/sched_switch", true, true, KWALK_BOUNDED)
-SWITCH_PROG(on_switch_hash, "tp_btf/sched_switch", false, true, KWALK_BOUNDED)
-SWITCH_PROG(on_switch_raw, "raw_tp/sched_switch", false, false, KWALK_BOUNDED)
+SWITCH_PROG(on_switch_task, "tp_btf/sched_switch", true, true, PROG_WALK_INLINE)
+SWITCH_PROG(on_switch_hash, "tp_btf/sched_switch", false, true, PROG_WALK_INLINE)
+SWITCH_PROG(on_switch_raw, "raw_tp/sched_switch", false, false, PROG_WALK_INLINE)
 /*
  * The same with the kernel walker's frame step a bpf_loop callback (5.17+,
  * --unwind-in kernel): a kernel without bpf_loop refuses a program that
  * names a callback even where it would never run, so these are programs of
  * their own, loaded instead of the above (loader.c).
  */
-SWITCH_PROG(on_switch_task_loop, "tp_btf/sched_switch", true, true, KWALK_LOOP)
-SWITCH_PROG(on_switch_hash_loop, "tp_btf/sched_switch", false, true, KWALK_LOOP)
-SWITCH_PROG(on_switch_raw_loop, "raw_tp/sched_switch", false, false, KWALK_LOOP)
+SWITCH_PROG(on_switch_task_loop, "tp_btf/sched_switch", true, true, PROG_WALK_CALLBACK)
+SWITCH_PROG(on_switch_hash_loop, "tp_btf/sched_switch", false, true, PROG_WALK_CALLBACK)
+SWITCH_PROG(on_switch_raw_loop, "raw_tp/sched_switch", false, false, PROG_WALK_CALLBACK)
 /*
  * The tail-call walker's steps (kwalk_tail; the sched_switch programs of
  * the bounded loop with cfg.kwalk_tail): programs of the sched_switch

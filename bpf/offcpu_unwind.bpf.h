@@ -29,14 +29,15 @@
  * of its own (a constant per program), else the bounded loop or, where
  * cfg.kwalk_tail says so, tail-called steps (one program: the verifier
  * drops the walker not chosen as dead code, and the binary has no third
- * copy of the sched_switch programs).
+ * copy of the sched_switch programs).  Not plan.h's KWALK_* (the walker
+ * chosen): which code a program carries, so a name of its own.
  */
-#define KWALK_BOUNDED	0
-#define KWALK_LOOP	1
+#define PROG_WALK_INLINE	0
+#define PROG_WALK_CALLBACK	1
 
 static __always_inline bool kwalk_is_tail(int walker)
 {
-	return walker != KWALK_LOOP && cfg.kwalk_tail;
+	return walker != PROG_WALK_CALLBACK && cfg.kwalk_tail;
 }
 
 /*
@@ -460,7 +461,7 @@ static __always_inline int kwalk(struct offcpu_spill_scratch *sc, __u32 pid, __u
 	uc->n = 0;
 	uc->flags = 0;
 	sc->key.ip[0] = ip;
-	if (walker == KWALK_LOOP) {
+	if (walker == PROG_WALK_CALLBACK) {
 		k.v = kwalk_vars();
 		if (!k.v)
 			return -STAT_KUNWIND_NO_PROC;	/* cannot happen: one entry per CPU */

@@ -335,22 +335,28 @@ int main(int argc, char **argv)
 C
 # wait_file FILE: up to 20 s for it.
 wait_file() { for _ in $(seq 200); do [ -e "$1" ] && return 0; sleep 0.1; done; return 1; }
+# burst_record NAME MODE [stop]: the burst recorded into NAME.data (-v in
+# NAME.err, folded stacks in NAME.folded), the profiler stopped while the
+# children run when asked: after the parent's first blocks were unwound
+# (its maps read).
+burst_record() {
+	local name=$1 mode=$2 stop=${3:-} rec
+	rm -f "$WORK/ready" "$WORK/go" "$WORK/done"
+	"$OFFCPU" -v --unwind-in user -o "$WORK/$name.data" -- "$WORK/burst" "$WORK/ready" \
+		"$WORK/go" "$WORK/done" ${mode/fork/} >"$WORK/$name.out" 2>"$WORK/$name.err" &
+	rec=$!
+	wait_file "$WORK/ready" && sleep 0.5
+	[ -z "$stop" ] || kill -STOP $rec
+	touch "$WORK/go"
+	[ -z "$stop" ] || { wait_file "$WORK/done"; kill -CONT $rec; }
+	wait $rec || fail $T-$name-$mode-runs "exit $?: $(tail -n 1 "$WORK/$name.err")"
+	"$OFFCPU" report -i "$WORK/$name.data" --folded >"$WORK/$name.folded" 2>"$WORK/$name.rerr" ||
+		fail $T-$name-$mode-report "exit $?: $(head -n 1 "$WORK/$name.rerr")"
+}
 # gone MODE FUNC: the burst recorded with the profiler stopped; FUNC's stacks whole.
 gone() {
-	local mode=$1 func=$2 rec gone nocfi kept share
-	rm -f "$WORK/ready" "$WORK/go" "$WORK/done"
-	"$OFFCPU" -v --unwind-in user -o "$WORK/gone.data" -- "$WORK/burst" "$WORK/ready" \
-		"$WORK/go" "$WORK/done" ${mode/fork/} >"$WORK/gone.out" 2>"$WORK/gone.err" &
-	rec=$!
-	# The parent's first blocks unwound (its maps read), then the burst, stopped.
-	wait_file "$WORK/ready" && sleep 0.5
-	kill -STOP $rec
-	touch "$WORK/go"
-	wait_file "$WORK/done"
-	kill -CONT $rec
-	wait $rec || fail $T-gone-$mode-runs "exit $?: $(tail -n 1 "$WORK/gone.err")"
-	"$OFFCPU" report -i "$WORK/gone.data" --folded >"$WORK/gone.folded" 2>"$WORK/gone.rerr" ||
-		fail $T-gone-$mode-report "exit $?: $(head -n 1 "$WORK/gone.rerr")"
+	local mode=$1 func=$2 gone nocfi kept share
+	burst_record gone $mode stop
 	gone=$(sed -nE 's/.*cut: address space gone.*: ([0-9]+) .*/\1/p' "$WORK/gone.err")
 	nocfi=$(sed -nE 's/.*cut: no CFI for a pc: ([0-9]+) .*/\1/p' "$WORK/gone.err")
 	kept=$(sed -nE 's/.*not read\): ([0-9]+) .*/\1/p' "$WORK/gone.err")
@@ -378,13 +384,7 @@ fi
 # busy machine's new processes.  Its stacks stay whole.
 live() {
 	local mode=$1 func=$2 share notread
-	rm -f "$WORK/ready" "$WORK/go" "$WORK/done"
-	"$OFFCPU" -v --unwind-in user -o "$WORK/live.data" -- "$WORK/burst" "$WORK/ready" \
-		"$WORK/go" "$WORK/done" ${mode/fork/} >"$WORK/live.out" 2>"$WORK/live.err" &
-	wait_file "$WORK/ready" && sleep 0.5
-	touch "$WORK/go"
-	wait $! || fail $T-live-$mode-runs "exit $?: $(tail -n 1 "$WORK/live.err")"
-	"$OFFCPU" report -i "$WORK/live.data" --folded >"$WORK/live.folded" 2>/dev/null
+	burst_record live $mode
 	notread=$(sed -nE 's/.*not read\): ([0-9]+) .*/\1/p' "$WORK/live.err")
 	share=$(whole live $func "main;$func;nap")
 	echo "    $mode, profiler running: $func's stacks whole ${share:-?} %, processes unwound without reading /proc/PID/maps ${notread:-?}"

@@ -605,9 +605,9 @@ static bool is_switch(struct bpf_program *pr)
 }
 
 /* The tail-call walker's steps: reached by tail call only. */
-static bool is_kwalk_step(struct bpf_program *pr)
+static bool is_kwalk_step(const struct loader *l, const struct bpf_program *pr)
 {
-	return !strncmp(bpf_program__name(pr), "kwalk_step", 10);
+	return pr == l->progs.kwalk_step_btf || pr == l->progs.kwalk_step_raw;
 }
 
 /* An interrupt marker's entry (--wakers), attached after its exit: see mark_irq. */
@@ -638,7 +638,7 @@ int loader_attach(struct loader *l)
 	if (l->kthreads_fd >= 0 && seed_kthreads(l->kthreads_fd))
 		return -1;
 	bpf_object__for_each_program(pr, l->obj)
-		if (bpf_program__autoload(pr) && is_switch(pr) && !is_kwalk_step(pr) &&
+		if (bpf_program__autoload(pr) && is_switch(pr) && !is_kwalk_step(l, pr) &&
 		    attach_one(l, pr))
 			return -1;
 	return 0;
