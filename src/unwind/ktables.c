@@ -40,7 +40,14 @@
  * interrupts off, for microseconds (the rows' tags catch what is left).
  */
 #define KT_GRACE_NS	2000000
-#define KT_POLL_NS	2000000		/* how often the loader looks for requests */
+#define KT_POLL_NS	2000000		/* how often the loader looks for requests while they come */
+/*
+ * Once idle, each empty look doubles the wait up to this: polling every
+ * 2 ms was a tenth of the recorder's CPU over a recording.  A copy whose
+ * walk missed wakes the loader at once (ktables_learn); requests with no
+ * copy (a fork's, or one made while the ring was full) wait at most this.
+ */
+#define KT_IDLE_NS	64000000
 #define KT_LEARN	256		/* copied stacks waiting for the loader */
 #define KT_TODO		256		/* files whose rows wait to be built */
 #define KT_OPEN		4		/* parted files kept open for their next parts */
@@ -119,6 +126,7 @@ struct ktables {
 	struct offcpu_krow *scratch;	/* one file's rows being built */
 	struct ktables_counts counts;
 	pthread_mutex_t lock;		/* the learn queue, filled by the ring's reader */
+	pthread_cond_t wake;		/* the loader's, signalled with lock held */
 	struct kt_learn learn[KT_LEARN];
 	uint32_t learn_head, learn_n;
 	/* Rows to build, after the processes asking are loaded (the loader thread's). */
@@ -873,6 +881,7 @@ void ktables_learn(struct ktables *k, uint32_t pid, uint64_t mm, const uint64_t 
 		/* A return address points past its call: the call's file is wanted. */
 		for (uint32_t i = 0; i < l->n; i++)
 			l->ip[i] = ip[i] - (i > 0);
+		pthread_cond_signal(&k->wake);
 	}
 	pthread_mutex_unlock(&k->lock);
 }
@@ -910,15 +919,32 @@ void ktables_compare(struct ktables *k, const uint64_t *kip, uint32_t kn, const 
  * milliseconds, which the ring's reader must not wait for (the ring would
  * fill and blocks fall back to frame pointers).
  */
+static void loader_wait(struct ktables *k, uint64_t ns)
+{
+	uint64_t until = clock_ns(CLOCK_MONOTONIC) + ns;
+	struct timespec ts = { (time_t)(until / 1000000000), (long)(until % 1000000000) };
+
+	pthread_mutex_lock(&k->lock);
+	if (!k->learn_n && !atomic_load(&k->stop))
+		pthread_cond_timedwait(&k->wake, &k->lock, &ts);
+	pthread_mutex_unlock(&k->lock);
+}
+
 static void *loader_main(void *arg)
 {
 	struct ktables *k = arg;
-	struct timespec ts = { 0, KT_POLL_NS };
+	uint64_t wait_ns = KT_POLL_NS, seen;
 
 	while (!atomic_load(&k->stop)) {
+		seen = k->counts.requests + k->counts.learned;
 		ktables_poll(k);
-		if (!k->todo_n)	/* else the next file's rows at once */
-			nanosleep(&ts, NULL);
+		if (k->todo_n)
+			continue;	/* the next file's rows at once */
+		if (k->counts.requests + k->counts.learned != seen)
+			wait_ns = KT_POLL_NS;
+		else if (wait_ns < KT_IDLE_NS)
+			wait_ns *= 2;
+		loader_wait(k, wait_ns);
 	}
 	return NULL;
 }
@@ -944,6 +970,20 @@ const struct ktables_counts *ktables_counts(const struct ktables *k)
 	return &k->counts;
 }
 
+/* The loader's wake-up, timed by the monotonic clock (loader_wait). */
+static int init_wake(struct ktables *k)
+{
+	pthread_condattr_t attr;
+	int err;
+
+	if (pthread_condattr_init(&attr))
+		return -1;
+	err = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) ||
+	      pthread_cond_init(&k->wake, &attr);
+	pthread_condattr_destroy(&attr);
+	return err ? -1 : 0;
+}
+
 struct ktables *ktables_new(int rows_fd, int files_fd, int procs_fd, int want_fd, uint32_t rows)
 {
 	struct ktables *k = calloc(1, sizeof(*k));
@@ -967,21 +1007,29 @@ struct ktables *ktables_new(int rows_fd, int files_fd, int procs_fd, int want_fd
 	}
 	atomic_init(&k->stop, false);
 	pthread_mutex_init(&k->lock, NULL);
-	if (pthread_create(&k->loader, NULL, loader_main, k)) {
-		pthread_mutex_destroy(&k->lock);
-		munmap(k->pool, k->pool_bytes);
-		free(k);
-		return NULL;
-	}
+	if (init_wake(k))
+		goto no_wake;
+	if (pthread_create(&k->loader, NULL, loader_main, k))
+		goto no_thread;
 	k->started = true;
 	return k;
+no_thread:
+	pthread_cond_destroy(&k->wake);
+no_wake:
+	pthread_mutex_destroy(&k->lock);
+	munmap(k->pool, k->pool_bytes);
+	free(k);
+	return NULL;
 }
 
 void ktables_stop(struct ktables *k)
 {
 	if (!k->started)
 		return;
+	pthread_mutex_lock(&k->lock);
 	atomic_store(&k->stop, true);
+	pthread_cond_signal(&k->wake);
+	pthread_mutex_unlock(&k->lock);
 	pthread_join(k->loader, NULL);
 	k->started = false;
 }
@@ -1006,6 +1054,7 @@ void ktables_free(struct ktables *k)
 	free(k->files);
 	free(k->scratch);
 	u32_map_free(&k->procs, kt_proc_free);
+	pthread_cond_destroy(&k->wake);
 	pthread_mutex_destroy(&k->lock);
 	free(k);
 }
