@@ -40,6 +40,8 @@ KERNEL_SUITES := trixie sid
 # one (musl's own code keeps none, nor CFI: GCC 12 makes no unwind tables
 # for RISC-V by default).
 DWARF_DEFAULT := 1
+# --unwind-in kernel: the BPF program walks user stacks with CFI rows.
+KUNWIND := 1
 # perf_regs indexes (uapi asm/perf_regs.h) of pc, sp, frame pointer and link
 # register (-1: none): the registers -F samples copy for dwarf.
 PERF_UREGS := 0,2,8,1

@@ -23,6 +23,8 @@ KERNEL_SUITES := bookworm trixie sid
 # and the stack are copied, unwound with CFI, the back chain where a file
 # has none.
 DWARF_DEFAULT := 1
+# --unwind-in kernel: the BPF program walks user stacks with CFI rows.
+KUNWIND := 1
 # perf_regs indexes (uapi asm/perf_regs.h) of pc, sp, frame pointer and link
 # register (-1: none): the registers -F samples copy for dwarf.
 PERF_UREGS := 33,15,11,14

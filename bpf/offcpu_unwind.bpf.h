@@ -178,6 +178,17 @@ static __always_inline const struct offcpu_krow *krow_of(struct offcpu_spill_scr
 	return r;
 }
 
+/*
+ * The caller's stack pointer from the CFA, as cfi.c's sp_of_cfa(): s390x's
+ * CFA is the caller's sp plus the 160-byte register save area it keeps for
+ * its callees (the CFA is r15 + 160 at a function's entry).
+ */
+#if defined(__TARGET_ARCH_s390)
+#define KU_SP_OF_CFA	(-160)
+#else
+#define KU_SP_OF_CFA	0
+#endif
+
 /* The user registers of one frame while walking. */
 struct kframe {
 	__u64 pc, sp, fp;
@@ -194,7 +205,7 @@ static __always_inline int kstep(struct offcpu_spill_scratch *sc, const struct o
 	const struct offcpu_kmap *m = kmap_of(sc, p, lookup);
 	const struct offcpu_kfile *file;
 	const struct offcpu_krow *r;
-	__u64 cfa, ra, fp = f->fp;
+	__u64 cfa, sp, ra, fp = f->fp;
 	__u32 slot;
 
 	if (!m)
@@ -241,11 +252,15 @@ static __always_inline int kstep(struct offcpu_spill_scratch *sc, const struct o
 	}
 	if (!ra)
 		return 0;
-	/* Callers' frames lie above (an arm64 leaf may share its caller's sp). */
-	if (cfa < f->sp || (cfa == f->sp && !innermost))
+	/*
+	 * Callers' frames lie above (a leaf may share its caller's sp: arm64's,
+	 * and s390x's every frameless one).
+	 */
+	sp = cfa + KU_SP_OF_CFA;
+	if (sp < f->sp || (sp == f->sp && !innermost))
 		return -STAT_KUNWIND_BAD;
 	f->pc = ra;
-	f->sp = cfa;
+	f->sp = sp;
 	f->fp = fp;
 	return 1;
 }

@@ -559,14 +559,19 @@ def waker_counts(text):
 
 
 def kunwind_verdict(a, c):
-	"""--unwind-in verify on the distro workload (boards with KUNWIND): no
-	stack walked by the BPF program may differ from its copy unwound by
-	offcpu.  (None, note) when it holds, (why, '') when not."""
+	"""--unwind-in verify on the distro workload (boards with KUNWIND): the
+	BPF program walks some stacks, and none of those may differ from its
+	copy unwound by offcpu.  (None, note) when it holds, (why, '') when not."""
 	if board_var(a.board, 'KUNWIND') != '1':
 		return None, ''
 	text = c.section('kunwind-distro')
 	if c.rc.get('kunwind-distro') != '0':
 		return 'kernel walker: recording failed: ' + last_line(text, 'offcpu:'), ''
+	walked = re.search(r'user stacks: (\d+) unwound in the kernel', text)
+	if not walked or not int(walked.group(1)):
+		# A walker that misses every stack would pass the comparison below.
+		why = last_line(text, 'kernel unwinding missed') or last_line(text, 'user stacks:')
+		return 'kernel walker: no user stack unwound in the kernel: ' + why.strip(' []'), ''
 	m = re.search(r'(\d+) walked stacks compared with their copies unwound here, (\d+) of those differ',
 		      text)
 	if not m:

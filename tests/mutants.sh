@@ -16,7 +16,7 @@ mkdir -p "$LOG"
 
 # name | file | perl substitution (-0777: the whole file) | tests to turn red
 # (The builds use -Werror: a case keeps what it disables referenced.)
-# Tests: a tests/run.sh pattern, or qemu (the cell above).
+# Tests: a tests/run.sh pattern, qemu (the cell above) or qemu:CELL.
 CASES=(
 	"time-short|bpf/offcpu_common.bpf.h|s/(\t\*delta = \*now - s->ts;\n)/\$1\t*delta -= *delta \/ 12;\n/|record report variants qemu"
 	"time-long|bpf/offcpu_common.bpf.h|s/(\t\*delta = \*now - s->ts;\n)/\$1\t*delta += *delta \/ 12;\n/|record report variants qemu"
@@ -48,6 +48,8 @@ CASES=(
 	"tp-idle-as-s|bpf/offcpu_tp.bpf.c|s/\t\tstate = OFFCPU_TASK_UNINTERRUPTIBLE;/\t\tstate = OFFCPU_TASK_INTERRUPTIBLE;/|variants"
 	"dwarf-buffer-ignored|src/record/cli.c|s/\to->dwarf_buffer = v << 20;/\to->dwarf_buffer = 4u << 20;/|knobs"
 	"unwind-tables-ignored|src/record/cli.c|s/\to->unwind_tables = v << 20;/\to->unwind_tables = 32u << 20;/|knobs"
+	"kwalk-s390x-sp|bpf/offcpu_unwind.bpf.h|s/#define KU_SP_OF_CFA\t\(-160\)/#define KU_SP_OF_CFA\t(-152)/|qemu"
+	"kwalk-no-riscv|src/unwind/ktables.c|s/#define KT_MACHINE EM_RISCV/#define KT_MACHINE EM_S390/|qemu:riscv64-6.12"
 )
 
 # A copy of the working tree (tracked files as they are now) with the
@@ -56,14 +58,14 @@ copy_tree() {	# DIR
 	mkdir -p "$1"
 	(cd "$ROOT" && git ls-files -z | xargs -0 tar -cf - 2>/dev/null) | tar -C "$1" -xf - || return 1
 	mkdir -p "$1/build"
-	for d in x86_64 arm64 s390x bpf gen asan unit host; do
+	for d in x86_64 arm64 s390x riscv64 bpf gen asan unit host; do
 		[ -d "$ROOT/build/$d" ] && cp -a "$ROOT/build/$d" "$1/build/"
 	done
 	return 0
 }
 
 run_case() {	# NAME FILE SUBST TESTS
-	local name=$1 file=$2 subst=$3 tests=$4 dir t red=0 green=""
+	local name=$1 file=$2 subst=$3 tests=$4 dir t cell red=0 green=""
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/offcpu-mutant-$name.XXXXXX")
 	copy_tree "$dir" || { echo "ERROR $name: cannot copy the tree"; return 1; }
 	cp "$dir/$file" "$dir/$file.orig"
@@ -80,8 +82,10 @@ run_case() {	# NAME FILE SUBST TESTS
 		return 1
 	fi
 	for t in $tests; do
-		if [ "$t" = qemu ]; then
-			(cd "$dir" && qemu-tests/run.sh "$CELL") >"$LOG/$name.$t.log" 2>&1
+		if [ "$t" = qemu ] || [[ $t == qemu:* ]]; then
+			cell=${t#qemu:}
+			[ "$t" = qemu ] && cell=$CELL
+			(cd "$dir" && qemu-tests/run.sh "$cell") >"$LOG/$name.$t.log" 2>&1
 		else
 			(cd "$dir" && tests/run.sh "$t") >"$LOG/$name.$t.log" 2>&1
 		fi

@@ -26,6 +26,10 @@
 #define KT_MACHINE EM_X86_64
 #elif defined(__aarch64__)
 #define KT_MACHINE EM_AARCH64
+#elif defined(__riscv) && __riscv_xlen == 64
+#define KT_MACHINE EM_RISCV
+#elif defined(__s390x__)
+#define KT_MACHINE EM_S390
 #else
 #define KT_MACHINE 0
 #endif
