@@ -437,4 +437,13 @@ enum offcpu_stat {
 	COUNTER_MAX,
 };
 
+/*
+ * bpf/offcpu_ksym.bpf.c: the kernel frames it names in one run (the glue
+ * above __schedule a stack can start with, plan.h's OFFCPU_KSTACK_GLUE) and
+ * the room for each name (%pB's "name+0xoff/0xsize"; longer names do not
+ * parse and are not the one asked for).
+ */
+#define OFFCPU_KSYM_FRAMES	8
+#define OFFCPU_KSYM_TEXT	128
+
 #endif
