@@ -438,12 +438,10 @@ enum offcpu_stat {
 };
 
 /*
- * bpf/offcpu_ksym.bpf.c: the kernel frames it names in one run (the glue
- * above __schedule a stack can start with, plan.h's OFFCPU_KSTACK_GLUE) and
- * the room for each name (%pB's "name+0xoff/0xsize"; longer names do not
- * parse and are not the one asked for).
+ * bpf/offcpu_ksym.bpf.c: the longest name it looks up (with its NUL), and
+ * the room for %pS's "name+0x0/0xsize" (a longer text does not parse).
  */
-#define OFFCPU_KSYM_FRAMES	8
+#define OFFCPU_KSYM_NAME	64
 #define OFFCPU_KSYM_TEXT	128
 
 #endif

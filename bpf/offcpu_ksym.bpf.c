@@ -1,37 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Names kernel addresses as the kernel's own backtraces do (%pB:
- * "name+0xoffset/0xsize"), so that user space learns where a function
- * starts and ends without reading /proc/kallsyms (120,000 lines formatted
- * by the kernel, 45 ms of its time: a fifth of a recording's CPU).
+ * Where a kernel function starts and ends, without reading /proc/kallsyms
+ * (120,000 lines formatted by the kernel, 45 ms of its time: a fifth of a
+ * recording's CPU): its address from bpf_kallsyms_lookup_name, then %pS of
+ * it, "name+0x0/0xsize", whose size the kernel takes from the next higher
+ * symbol, as the kallsyms stream's reader does (src/lib/ksyms.c).
  *
- * A BPF_PROG_TYPE_SYSCALL program (5.14+, bpf_snprintf 5.13+), run once by
- * BPF_PROG_TEST_RUN on the frames of the first kernel stack
- * (src/record/kfunc_range.c).  Its own object: loaded only where the probe
- * found the program type and the helper, it can never keep the recording's
- * object from loading, and it reads no kernel structure (no CO-RE, no BTF).
- * %pB, not bpf_kallsyms_lookup_name (5.16+): it gives the size too, it
- * needs no readable kernel addresses (kptr_restrict), and a return address
- * names the function that called, as the stack means it.
+ * A BPF_PROG_TYPE_SYSCALL program run once by BPF_PROG_TEST_RUN
+ * (src/record/kfunc_range.c): the helper is a syscall program's only
+ * (5.16+; bpf_snprintf 5.13+).  Not the first stack's frames named by %pB:
+ * that stack need not hold the function (a thread found asleep at the start
+ * is walked from the frame above __schedule).  Its own object: it can never
+ * keep the recording's object from loading, and it reads no kernel
+ * structure (no CO-RE, no BTF).
  */
 #include "vmlinux_min.h"
 #include <bpf/bpf_helpers.h>
 #include "offcpu.h"
 
-/* In: the frames to name (0: none); out: each one's text, "" when none. */
-__u64 ksym_ip[OFFCPU_KSYM_FRAMES];
-char ksym_text[OFFCPU_KSYM_FRAMES][OFFCPU_KSYM_TEXT];
+/* In: the name, NUL-padded; out: its address and %pS ("" when not found). */
+char ksym_name[OFFCPU_KSYM_NAME];
+__u64 ksym_addr;
+char ksym_text[OFFCPU_KSYM_TEXT];
 
 SEC("syscall")
-int name_ips(void *ctx __attribute__((unused)))
+int name_range(void *ctx __attribute__((unused)))
 {
-	static const char fmt[] = "%pB";
+	static const char fmt[] = "%pS";
+	__u64 addr;
 
-#pragma unroll
-	for (int i = 0; i < OFFCPU_KSYM_FRAMES; i++)
-		if (ksym_ip[i])
-			bpf_snprintf(ksym_text[i], sizeof(ksym_text[i]), fmt, &ksym_ip[i],
-				     sizeof(ksym_ip[i]));
+	ksym_name[OFFCPU_KSYM_NAME - 1] = '\0';
+	if (bpf_kallsyms_lookup_name(ksym_name, sizeof(ksym_name), 0, &addr))
+		return 0;
+	ksym_addr = addr;
+	bpf_snprintf(ksym_text, sizeof(ksym_text), fmt, &ksym_addr, sizeof(ksym_addr));
 	return 0;
 }
 

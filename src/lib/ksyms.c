@@ -368,7 +368,7 @@ int ksyms_running_range(const char *name, uint64_t *lo, uint64_t *hi)
 	return ksyms_running_ranges(&name, 1, lo, hi) ? 0 : -1;
 }
 
-int ksyms_parse_backtrace(const char *text, uint64_t ip, const char *name, uint64_t *lo,
+int ksyms_parse_symbol(const char *text, uint64_t addr, const char *name, uint64_t *lo,
 			  uint64_t *hi)
 {
 	size_t len = strlen(name);
@@ -384,10 +384,10 @@ int ksyms_parse_backtrace(const char *text, uint64_t ip, const char *name, uint6
 	if (end == text + len + 1 || *end != '/' || errno)
 		return -1;
 	size = strtoull(end + 1, &end, 16);
-	if (*end || errno || end[-1] == '/' || !size || off > size || off > ip ||
-	    ip - off > UINT64_MAX - size)
+	if (*end || errno || end[-1] == '/' || !size || off > size || off > addr ||
+	    addr - off > UINT64_MAX - size)
 		return -1;
-	*lo = ip - off;
+	*lo = addr - off;
 	*hi = *lo + size;
 	return 0;
 }

@@ -62,12 +62,12 @@ int ksyms_running_ranges(const char *const *names, size_t n, uint64_t *lo, uint6
 int ksyms_running_range(const char *name, uint64_t *lo, uint64_t *hi);
 
 /*
- * [LO, HI) of the function NAME from TEXT, the kernel's %pB of the return
- * address IP ("name+0xoff/0xsize", off counted from the function's start
- * to IP): 0, or -1 (LO = HI = 0) when TEXT is another function's, a
- * module's, or does not parse.
+ * [LO, HI) of the function NAME from TEXT, the kernel's %pS (or %pB, for a
+ * return address) of ADDR: "name+0xoff/0xsize", off counted from the
+ * function's start to ADDR.  0, or -1 (LO = HI = 0) when TEXT is another
+ * function's, a module's, or does not parse.
  */
-int ksyms_parse_backtrace(const char *text, uint64_t ip, const char *name, uint64_t *lo,
+int ksyms_parse_symbol(const char *text, uint64_t addr, const char *name, uint64_t *lo,
 			  uint64_t *hi);
 
 /*

@@ -82,14 +82,13 @@ struct stacks {
 /*
  * Kernel stacks taken in the BPF program start with the program itself and
  * the tracepoint glue (bpf_trace_run4, ...); cut them so the chain starts at
- * __schedule, where the thread really stopped.  Looked up once, lazily, with
- * the first stack's frames (kfunc_range.c), so start-up pays nothing.
+ * __schedule, where the thread really stopped.  Looked up once, lazily
+ * (kfunc_range.c): start-up, and recordings without kernel stacks, pay nothing.
  */
 static uint32_t sched_skip(struct stacks *s, const uint64_t *ip, uint32_t n)
 {
 	if (!s->sched_how)
-		s->sched_how = kfunc_range("__schedule", ip, n < OFFCPU_KSTACK_GLUE ? n : OFFCPU_KSTACK_GLUE,
-					   &s->sched_lo, &s->sched_hi);
+		s->sched_how = kfunc_range("__schedule", &s->sched_lo, &s->sched_hi);
 	for (uint32_t i = 0; i < n && i < OFFCPU_KSTACK_GLUE; i++)
 		if (ip[i] >= s->sched_lo && ip[i] < s->sched_hi)
 			return i;

@@ -235,16 +235,18 @@ static void test_running(void)
 	ksyms_free(run);
 }
 
-/* The kernel's %pB of a return address: "name+0xoff/0xsize", nothing else. */
-static void test_backtrace(void)
+/* The kernel's %pS or %pB of an address: "name+0xoff/0xsize", nothing else. */
+static void test_symbol_text(void)
 {
 	static const struct {
 		const char *text;
-		uint64_t ip, lo, hi;	/* lo = hi = 0: refused */
+		uint64_t addr, lo, hi;	/* lo = hi = 0: refused */
 	} cases[] = {
 		{ "__schedule+0x3ab/0xa40", 0xffffffff81000fabull, 0xffffffff81000c00ull,
 		  0xffffffff81001640ull },
 		{ "__schedule+0xa40/0xa40", 0x2000, 0x15c0, 0x2000 },	/* a call ending it */
+		{ "__schedule+0x0/0xa40", 0x2000, 0x2000, 0x2a40 },	/* %pS of its start */
+		{ "__schedule+0/0xa40", 0x2000, 0x2000, 0x2a40 },
 		{ "__schedule+0x3ab/0xa40 [mod]", 0x1000, 0, 0 },	/* a module's */
 		{ "__schedule.cold+0x3/0x10", 0x1000, 0, 0 },
 		{ "x__schedule+0x3/0x10", 0x1000, 0, 0 },
@@ -262,9 +264,9 @@ static void test_backtrace(void)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint64_t lo = 1, hi = 1;
-		int ret = ksyms_parse_backtrace(cases[i].text, cases[i].ip, "__schedule", &lo, &hi);
+		int ret = ksyms_parse_symbol(cases[i].text, cases[i].addr, "__schedule", &lo, &hi);
 
-		CHECK("backtrace", lo == cases[i].lo && hi == cases[i].hi && ret == (cases[i].hi ? 0 : -1),
+		CHECK("symbol-text", lo == cases[i].lo && hi == cases[i].hi && ret == (cases[i].hi ? 0 : -1),
 		      "'%s': %d, %llx-%llx", cases[i].text, ret, (unsigned long long)lo,
 		      (unsigned long long)hi);
 	}
@@ -272,7 +274,7 @@ static void test_backtrace(void)
 
 int main(void)
 {
-	test_backtrace();
+	test_symbol_text();
 	test_lookups();
 	test_hidden();
 	test_long_line();
