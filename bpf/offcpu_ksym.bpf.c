@@ -18,8 +18,12 @@
 #include <bpf/bpf_helpers.h>
 #include "offcpu.h"
 
-/* In: the name, NUL-padded; out: its address and %pS ("" when not found). */
+/*
+ * In: the name, NUL-padded; out: the lookup's result (0, -ENOENT: no such
+ * symbol, -EPERM: addresses hidden from us), the address and its %pS.
+ */
 char ksym_name[OFFCPU_KSYM_NAME];
+__s64 ksym_ret;
 __u64 ksym_addr;
 char ksym_text[OFFCPU_KSYM_TEXT];
 
@@ -30,7 +34,8 @@ int name_range(void *ctx __attribute__((unused)))
 	__u64 addr;
 
 	ksym_name[OFFCPU_KSYM_NAME - 1] = '\0';
-	if (bpf_kallsyms_lookup_name(ksym_name, sizeof(ksym_name), 0, &addr))
+	ksym_ret = bpf_kallsyms_lookup_name(ksym_name, sizeof(ksym_name), 0, &addr);
+	if (ksym_ret)
 		return 0;
 	ksym_addr = addr;
 	bpf_snprintf(ksym_text, sizeof(ksym_text), fmt, &ksym_addr, sizeof(ksym_addr));

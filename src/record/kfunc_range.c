@@ -23,6 +23,7 @@
 /* The .bss of bpf/offcpu_ksym.bpf.c. */
 struct ksym_bss {
 	char name[OFFCPU_KSYM_NAME];
+	int64_t ret;		/* bpf_kallsyms_lookup_name's */
 	uint64_t addr;
 	char text[OFFCPU_KSYM_TEXT];
 };
@@ -47,7 +48,8 @@ static int run_lookup(struct bpf_object *obj, struct ksym_bss *b)
 }
 
 /*
- * NAME's address and %pS into B: 0, or -errno (no syscall programs or no
+ * NAME's lookup into B: 0 (B->ret the helper's result; B->text NAME's %pS
+ * when it is 0), or -errno (no syscall programs or no
  * bpf_kallsyms_lookup_name: before 5.16).  libbpf says nothing meanwhile:
  * an old kernel's refusal is expected, not an error.
  */
@@ -78,7 +80,7 @@ const char *kfunc_range(const char *name, uint64_t *lo, uint64_t *hi)
 	int err = lookup(name, &b);
 
 	b.text[sizeof(b.text) - 1] = '\0';
-	if (!err && !ksyms_parse_symbol(b.text, b.addr, name, lo, hi)) {
+	if (!err && !b.ret && !ksyms_parse_symbol(b.text, b.addr, name, lo, hi)) {
 		snprintf(how, sizeof(how), "%s [%#llx, %#llx) from a syscall program "
 			 "(bpf_kallsyms_lookup_name, %%pS)", name, (unsigned long long)*lo,
 			 (unsigned long long)*hi);
@@ -91,6 +93,16 @@ const char *kfunc_range(const char *name, uint64_t *lo, uint64_t *hi)
 	}
 	snprintf(how, sizeof(how), "%s [%#llx, %#llx) from /proc/kallsyms (the syscall program %s%s)",
 		 name, (unsigned long long)*lo, (unsigned long long)*hi,
-		 err ? "did not run: " : "named another symbol: ", err ? strerror(-err) : b.text);
+		 err ? "did not run: " : b.ret ? "could not look it up: " : "named another symbol: ",
+		 err ? strerror(-err) : b.ret ? strerror((int)-b.ret) : b.text);
 	return how;
+}
+
+bool kfunc_exists(const char *name)
+{
+	struct ksym_bss b;
+
+	if (!lookup(name, &b) && (!b.ret || b.ret == -ENOENT))
+		return !b.ret;
+	return ksyms_running_has(name);
 }
