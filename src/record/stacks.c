@@ -11,9 +11,9 @@
 #include "format/perf_records.h"
 #include "lib/clock.h"
 #include "lib/hashset.h"
-#include "record/kfunc_range.h"
 #include "lib/procfs.h"
 #include "offcpu.h"
+#include "record/kfunc_range.h"
 #include "record/stacks.h"
 #include "unwind/unwind.h"
 
