@@ -67,6 +67,7 @@ HDRS    := $(wildcard src/*/*.h bpf/*.h)
 BPF_SRCS:= $(wildcard bpf/*.bpf.c)
 BPF_OBJ := $(BPFB)/offcpu.bpf.o
 BPF_TP_OBJ := $(BPFB)/offcpu_tp.bpf.o
+BPF_KSYM_OBJ := $(BPFB)/offcpu_ksym.bpf.o
 BTF_ARCHIVE := build/gen/$(TARGET)/btf_archive.bin
 
 .PHONY: FORCE workloads host-workloads all help setup toolchain host asan all-targets test unit fuzz bench btf \
@@ -125,6 +126,9 @@ $(BPF_OBJ): $(BPF_SRCS) $(HDRS) $(BOARD_MK) $(HOSTTC)/.done | $(BPFB)
 # The BTF-free variant: a second object without CO-RE relocations.
 $(BPF_TP_OBJ): $(BPF_SRCS) $(HDRS) $(BOARD_MK) $(HOSTTC)/.done | $(BPFB)
 	$(CLANG) $(BPF_CFLAGS) -c bpf/offcpu_tp.bpf.c -o $@
+# The syscall program that names kernel frames (no kernel types either).
+$(BPF_KSYM_OBJ): $(BPF_SRCS) $(HDRS) $(BOARD_MK) $(HOSTTC)/.done | $(BPFB)
+	$(CLANG) $(BPF_CFLAGS) -c bpf/offcpu_ksym.bpf.c -o $@
 
 $(BPFB) $(B) build/gen/$(TARGET):
 	mkdir -p $@
@@ -152,10 +156,12 @@ $(BTF_ARCHIVE): $(wildcard btf/*/*.btf btf/*.sh btf/*.py) btf/manifest.tsv $(BPF
 LLVM_STRIP ?= llvm-strip
 BPF_EMBED    := $(BPFB)/offcpu.embed.o
 BPF_TP_EMBED := $(BPFB)/offcpu_tp.embed.o
+BPF_KSYM_EMBED := $(BPFB)/offcpu_ksym.embed.o
 $(BPFB)/%.embed.o: $(BPFB)/%.bpf.o
 	$(LLVM_STRIP) -g --remove-section=.rel.BTF --remove-section=.rel.BTF.ext -o $@ $<
-$(B)/embed.o: src/record/embed.S $(BPF_EMBED) $(BPF_TP_EMBED) $(BTF_ARCHIVE) | $(B)
-	$(CC) -c -DBPF_OBJ='"$(BPF_EMBED)"' -DBPF_TP_OBJ='"$(BPF_TP_EMBED)"' -DBTF_ARCHIVE='"$(BTF_ARCHIVE)"' src/record/embed.S -o $@
+$(B)/embed.o: src/record/embed.S $(BPF_EMBED) $(BPF_TP_EMBED) $(BPF_KSYM_EMBED) $(BTF_ARCHIVE) | $(B)
+	$(CC) -c -DBPF_OBJ='"$(BPF_EMBED)"' -DBPF_TP_OBJ='"$(BPF_TP_EMBED)"' \
+		-DBPF_KSYM_OBJ='"$(BPF_KSYM_EMBED)"' -DBTF_ARCHIVE='"$(BTF_ARCHIVE)"' src/record/embed.S -o $@
 
 $(B)/%.o: src/%.c $(HDRS) $(BOARD_MK) $(PROTO_H) $(TC)/.done $(SYMTC)/.done $(PBTC)/.done | $(B)
 	@mkdir -p $(@D)

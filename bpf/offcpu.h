@@ -437,4 +437,11 @@ enum offcpu_stat {
 	COUNTER_MAX,
 };
 
+/*
+ * bpf/offcpu_ksym.bpf.c: the longest name it looks up (with its NUL), and
+ * the room for %pS's "name+0x0/0xsize" (a longer text does not parse).
+ */
+#define OFFCPU_KSYM_NAME	64
+#define OFFCPU_KSYM_TEXT	128
+
 #endif

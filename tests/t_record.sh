@@ -355,6 +355,35 @@ else
 	skip "$T-disk-full-keeps-valid-file" "cannot mount a small tmpfs"
 fi
 
+# Kernel stacks start at __schedule: the range they are cut at (-v says how
+# it was found: the kernel's %pB of a frame, else /proc/kallsyms) is the
+# one kallsyms gives (its address up to the next higher of any symbol), and
+# no stack still starts in the tracepoint glue or the BPF program.
+"$OFFCPU" -v -o "$WORK/cut.data" -- "$BLOCKER" -t 1 >/dev/null 2>"$WORK/cut.err" ||
+	fail "$T-kernel-cut-runs" "exit $?: $(tail -n 1 "$WORK/cut.err")"
+said=$(sed -n 's/.*kernel stacks cut at __schedule \[\(0x[0-9a-f]*\), \(0x[0-9a-f]*\)) from .*/\1 \2/p' \
+	"$WORK/cut.err")
+want=$(python3 -c '
+import sys
+addrs, lo = [], None
+for line in open("/proc/kallsyms"):
+    f = line.split()
+    a = int(f[0], 16)
+    addrs.append(a)
+    if lo is None and f[2] == "__schedule":
+        lo = a
+print("%#x %#x" % (lo, min(a for a in addrs if a > lo)) if lo else "")')
+"$OFFCPU" report -i "$WORK/cut.data" -f 2>/dev/null |
+	sed 's/ [0-9]*$//; s/.*;//' | grep '_\[k\]$' > "$WORK/cut.leaves"
+glue=$(grep -cE '^(bpf_|__bpf_trace|__traceiter|__trace_|trace_)' "$WORK/cut.leaves")
+if [ -n "$want" ] && [ "$said" = "$want" ] && [ "$glue" -eq 0 ] &&
+   grep -q '^__schedule_\[k\]$' "$WORK/cut.leaves"; then
+	pass "$T-kernel-cut-at-schedule"
+	grep -o 'kernel stacks cut at .*' "$WORK/cut.err"
+else
+	fail "$T-kernel-cut-at-schedule" "said '$said', kallsyms '$want', $glue stacks starting in glue"
+fi
+
 # perf 5.10 (bullseye's, fetched into the cache by make setup) reads
 # the recording too: older perf adds PERF_SAMPLE_RAW to bpf-output events.
 P510=${OFFCPU_CACHE:-$HOME/.cache/offcpu}/perf510/root

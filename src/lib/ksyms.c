@@ -9,6 +9,7 @@
  * than they do (seconds in an emulated guest, where the recorder stalled);
  * the report builds its own sorted symbol table from the entries.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,9 +90,10 @@ static int add(struct ksyms *ks, const struct ksym *k)
 
 /*
  * The next symbol of F into K (its name in SYM, PROC_SYM_MAX): 1, or 0 at
- * the end.  Lines that do not parse are skipped.
+ * the end.  Lines that do not parse are skipped.  *MOD (unless NULL): the
+ * line names a module ("[ext4]", also "[bpf]"), not the kernel image.
  */
-static int next_line(FILE *f, struct ksym *k, char *sym)
+static int next_line(FILE *f, struct ksym *k, char *sym, bool *mod)
 {
 	char line[PROC_KSYMS_LINE];
 
@@ -101,6 +103,8 @@ static int next_line(FILE *f, struct ksym *k, char *sym)
 		bool whole = strchr(line, '\n') || feof(f);
 		bool ok = !proc_parse_kallsyms_line(line, &k->addr, &k->type, sym);
 
+		if (mod)
+			*mod = strchr(line, '[');
 		while (!whole && fgets(line, sizeof(line), f))
 			whole = strchr(line, '\n');
 		if (ok)
@@ -125,7 +129,7 @@ static const struct ksym *read_on(struct ksyms *ks, const char *stop)
 	char sym[PROC_SYM_MAX];
 	struct ksym k;
 
-	while (ks->rest && next_line(ks->rest, &k, sym)) {
+	while (ks->rest && next_line(ks->rest, &k, sym, NULL)) {
 		if (add(ks, &k)) {
 			ks->failed = true;
 			break;
@@ -245,10 +249,47 @@ static void next_higher(const uint64_t *all, size_t n_all, const uint64_t *addr,
 }
 
 /*
+ * Whether the ends of the names found so far are known without reading on:
+ * the kernel image's symbols come first and sorted by address
+ * (scripts/kallsyms), modules' and BPF's after them, and those live outside
+ * the image.  So once every name is found in that sorted part and a symbol
+ * above the highest of them has been read there, nothing later in the file
+ * can end one of them sooner.
+ */
+struct scan_order {
+	uint64_t last, top;	/* the last address read; the highest found */
+	bool unsorted;		/* the image's part went down, or a module came */
+};
+
+static bool ends_known(struct scan_order *o, const struct ksym *k, bool mod, bool found)
+{
+	o->unsorted |= mod || k->addr < o->last;
+	o->last = k->addr;
+	if (found && k->addr > o->top)
+		o->top = k->addr;
+	return !o->unsorted && o->last > o->top;
+}
+
+static int keep_addr(uint64_t **all, size_t *n_all, size_t *cap, uint64_t addr)
+{
+	if (*n_all == *cap) {
+		size_t c = *cap ? *cap * 2 : 4096;
+		uint64_t *v = realloc(*all, c * sizeof(*v));
+
+		if (!v)
+			return -1;
+		*all = v;
+		*cap = c;
+	}
+	(*all)[(*n_all)++] = addr;
+	return 0;
+}
+
+/*
  * One pass over the running kernel's symbols: the first address of each of
  * the N NAMES into ADDR (FOUND[i] says whether listed), and with HI their
- * ends (the next higher address of any symbol).  0, or -1 when unreadable
- * or out of memory.
+ * ends (the next higher address of any symbol), reading only as far as
+ * they are certain.  0, or -1 when unreadable or out of memory.
  */
 static int running_scan(const char *const *names, size_t n, bool *found, uint64_t *addr,
 			uint64_t *hi)
@@ -257,30 +298,28 @@ static int running_scan(const char *const *names, size_t n, bool *found, uint64_
 	char sym[PROC_SYM_MAX];
 	uint64_t *all = NULL;
 	size_t n_all = 0, cap = 0, left = n;
+	struct scan_order order = { 0 };
 	struct ksym k;
+	bool mod, known = false;
 	int rc = 0;
 
 	if (!f)
 		return -1;
 	for (size_t i = 0; i < n; i++)
 		found[i] = false, addr[i] = 0;
-	while ((left || hi) && next_line(f, &k, sym)) {
+	while ((left || (hi && !known)) && next_line(f, &k, sym, &mod)) {
+		bool hit = false;
+
 		for (size_t i = 0; i < n; i++)
 			if (!found[i] && !strcmp(names[i], sym))
-				found[i] = true, addr[i] = k.addr, left--;
+				found[i] = hit = true, addr[i] = k.addr, left--;
 		if (!hi)
 			continue;
-		if (n_all == cap) {
-			uint64_t *v = realloc(all, (cap ? cap * 2 : 4096) * sizeof(*v));
-
-			if (!v) {
-				rc = -1;
-				break;
-			}
-			all = v;
-			cap = cap ? cap * 2 : 4096;
+		known = ends_known(&order, &k, mod, hit) && !left;
+		if (keep_addr(&all, &n_all, &cap, k.addr)) {
+			rc = -1;
+			break;
 		}
-		all[n_all++] = k.addr;
 	}
 	fclose(f);
 	if (hi && !rc)
@@ -327,6 +366,30 @@ int ksyms_running_ranges(const char *const *names, size_t n, uint64_t *lo, uint6
 int ksyms_running_range(const char *name, uint64_t *lo, uint64_t *hi)
 {
 	return ksyms_running_ranges(&name, 1, lo, hi) ? 0 : -1;
+}
+
+int ksyms_parse_symbol(const char *text, uint64_t addr, const char *name, uint64_t *lo,
+			  uint64_t *hi)
+{
+	size_t len = strlen(name);
+	unsigned long long off, size;
+	char *end;
+
+	*lo = *hi = 0;
+	if (strncmp(text, name, len) || text[len] != '+')
+		return -1;
+	/* "+%#lx/%#lx", as the kernel's __sprint_symbol writes them, and nothing after. */
+	errno = 0;
+	off = strtoull(text + len + 1, &end, 16);
+	if (end == text + len + 1 || *end != '/' || errno)
+		return -1;
+	size = strtoull(end + 1, &end, 16);
+	if (*end || errno || end[-1] == '/' || !size || off > size || off > addr ||
+	    addr - off > UINT64_MAX - size)
+		return -1;
+	*lo = addr - off;
+	*hi = *lo + size;
+	return 0;
 }
 
 size_t ksyms_count(const struct ksyms *ks)

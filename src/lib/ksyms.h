@@ -47,7 +47,8 @@ void ksyms_free(struct ksyms *ks);
  * kept (the whole table is 6 MiB): a name's question reads only up to it
  * (_text, on the first lines, costs no whole read; the kernel formats
  * 120,000 symbols in 50 to 150 ms, seconds in an emulated guest), a range
- * the whole file, so ask for all the ranges needed at once.
+ * up to the symbol after it in the kernel image's sorted part (the whole
+ * file for a module's), so ask for all the ranges needed at once.
  */
 int ksyms_running_find(const char *name, uint64_t *addr);
 /* Whether NAME is listed (names are, even when addresses are hidden). */
@@ -59,6 +60,15 @@ bool ksyms_running_has(const char *name);
 int ksyms_running_ranges(const char *const *names, size_t n, uint64_t *lo, uint64_t *hi);
 /* The same for one NAME: 0, or -1. */
 int ksyms_running_range(const char *name, uint64_t *lo, uint64_t *hi);
+
+/*
+ * [LO, HI) of the function NAME from TEXT, the kernel's %pS (or %pB, for a
+ * return address) of ADDR: "name+0xoff/0xsize", off counted from the
+ * function's start to ADDR.  0, or -1 (LO = HI = 0) when TEXT is another
+ * function's, a module's, or does not parse.
+ */
+int ksyms_parse_symbol(const char *text, uint64_t addr, const char *name, uint64_t *lo,
+			  uint64_t *hi);
 
 /*
  * The lookups below see the entries read so far: the whole file after

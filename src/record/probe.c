@@ -22,7 +22,7 @@
 #include "record/btf_archive.h"
 #include "record/embed.h"
 #include "record/probe.h"
-#include "lib/ksyms.h"
+#include "record/kfunc_range.h"
 
 #define KVER(a, b, c) (((a) << 16) + ((b) << 8) + (c))
 #define SYS_BTF "/sys/kernel/btf/vmlinux"
@@ -572,7 +572,10 @@ static int check_task_storage(struct probe *p, const char *variant)
  * as the kernel's headers define them for its default configuration (16 KiB
  * stacks; arm64: at least a page; armhf: 8 KiB; x86_64 with FRED, 6.9+: 16 bytes of
  * padding).  KASAN's larger stacks are not detected: the BPF side takes
- * registers only from a user-mode frame and counts the rest.
+ * registers only from a user-mode frame and counts the rest.  FRED is told
+ * by its entry symbol, looked up by a syscall program where the kernel has
+ * them (kfunc_range.c): its absence would otherwise cost a whole read of
+ * /proc/kallsyms at start-up.
  */
 static void probe_uregs(struct probe *p)
 {
@@ -586,7 +589,7 @@ static void probe_uregs(struct probe *p)
 		p->thread_size = 8192;
 		p->uregs_pad = 8;
 	} else if (!strcmp(p->machine, "x86_64") && p->kver >= KVER(6, 9, 0) &&
-		 ksyms_running_has("asm_fred_entrypoint_user"))
+		 kfunc_exists("asm_fred_entrypoint_user"))
 		p->uregs_pad = 16;
 }
 

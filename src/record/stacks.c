@@ -11,9 +11,9 @@
 #include "format/perf_records.h"
 #include "lib/clock.h"
 #include "lib/hashset.h"
-#include "lib/ksyms.h"
 #include "lib/procfs.h"
 #include "offcpu.h"
+#include "record/kfunc_range.h"
 #include "record/stacks.h"
 #include "unwind/unwind.h"
 
@@ -75,27 +75,29 @@ struct stacks {
 	uint64_t cache_cleared;		/* the dwarf stack cache map was full */
 	struct offcpu_ucopy *sample_copy;	/* a -F sample's registers and stack */
 	uint32_t sample_copy_bytes;
-	int sched_known;	/* 0: not looked up, 1: found, -1: unknown */
-	uint64_t sched_lo, sched_hi;
+	const char *sched_how;	/* NULL: not looked up yet (-v says how it was) */
+	uint64_t sched_lo, sched_hi;	/* __schedule, or 0, 0: unknown */
 };
 
 /*
  * Kernel stacks taken in the BPF program start with the program itself and
  * the tracepoint glue (bpf_trace_run4, ...); cut them so the chain starts at
- * __schedule, where the thread really stopped.  Looked up once, lazily, so
- * start-up does not pay for reading kallsyms.
+ * __schedule, where the thread really stopped.  Looked up once, lazily
+ * (kfunc_range.c): start-up, and recordings without kernel stacks, pay nothing.
  */
 static uint32_t sched_skip(struct stacks *s, const uint64_t *ip, uint32_t n)
 {
-	if (!s->sched_known)
-		s->sched_known = ksyms_running_range("__schedule", &s->sched_lo,
-						     &s->sched_hi) ? -1 : 1;
-	if (s->sched_known < 0)
-		return 0;
+	if (!s->sched_how)
+		s->sched_how = kfunc_range("__schedule", &s->sched_lo, &s->sched_hi);
 	for (uint32_t i = 0; i < n && i < OFFCPU_KSTACK_GLUE; i++)
 		if (ip[i] >= s->sched_lo && ip[i] < s->sched_hi)
 			return i;
 	return 0;
+}
+
+const char *stacks_kernel_cut(const struct stacks *s)
+{
+	return s->sched_how;
 }
 
 /*

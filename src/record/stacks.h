@@ -66,6 +66,9 @@ struct stacks_tables {
 };
 const struct stacks_tables *stacks_tables(struct stacks *s);
 
+/* How __schedule's range, where kernel stacks are cut, was found (-v), or NULL: no kernel stack yet. */
+const char *stacks_kernel_cut(const struct stacks *s);
+
 /* Process PID exited: what is kept of its maps goes at a later drain. */
 void stacks_forget_pid(struct stacks *s, uint32_t pid);
 

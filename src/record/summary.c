@@ -79,6 +79,8 @@ static void print_tables(const struct collector_stats *st)
 			"%zu distinct unwound stacks (most %zu), %zu threads in the stack cache "
 			"(most %zu), %zu processes' maps in the unwinder ]\n", t->ids, t->ids_peak,
 			t->stacks, t->stacks_peak, t->cached, t->cached_peak, t->procs);
+	if (st->kernel_cut)
+		fprintf(stderr, "[ offcpu: kernel stacks cut at %s ]\n", st->kernel_cut);
 	if (st->followed)
 		fprintf(stderr, "[ offcpu: processes followed at the end: %zu ]\n", st->followed);
 	if (st->live_threads || st->live_procs)

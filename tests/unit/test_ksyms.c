@@ -235,8 +235,46 @@ static void test_running(void)
 	ksyms_free(run);
 }
 
+/* The kernel's %pS or %pB of an address: "name+0xoff/0xsize", nothing else. */
+static void test_symbol_text(void)
+{
+	static const struct {
+		const char *text;
+		uint64_t addr, lo, hi;	/* lo = hi = 0: refused */
+	} cases[] = {
+		{ "__schedule+0x3ab/0xa40", 0xffffffff81000fabull, 0xffffffff81000c00ull,
+		  0xffffffff81001640ull },
+		{ "__schedule+0xa40/0xa40", 0x2000, 0x15c0, 0x2000 },	/* a call ending it */
+		{ "__schedule+0x0/0xa40", 0x2000, 0x2000, 0x2a40 },	/* %pS of its start */
+		{ "__schedule+0/0xa40", 0x2000, 0x2000, 0x2a40 },
+		{ "__schedule+0x3ab/0xa40 [mod]", 0x1000, 0, 0 },	/* a module's */
+		{ "__schedule.cold+0x3/0x10", 0x1000, 0, 0 },
+		{ "x__schedule+0x3/0x10", 0x1000, 0, 0 },
+		{ "__schedule+0x3ab", 0x1000, 0, 0 },			/* cut short */
+		{ "__schedule+0x3ab/", 0x1000, 0, 0 },
+		{ "__schedule+/0x10", 0x1000, 0, 0 },
+		{ "__schedule+0x/0x10", 0x1000, 0, 0 },
+		{ "__schedule+0xb00/0xa40", 0x1000, 0, 0 },		/* past its end */
+		{ "__schedule+0x3/0", 0x1000, 0, 0 },
+		{ "__schedule+0x3ab/0xa40", 0x100, 0, 0 },		/* below address 0 */
+		{ "__schedule+0x1/0xffffffffffffffff", 0x10, 0, 0 },	/* past the top */
+		{ "0xffffffff81000fab", 0xffffffff81000fabull, 0, 0 },	/* no symbol */
+		{ "", 0x1000, 0, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t lo = 1, hi = 1;
+		int ret = ksyms_parse_symbol(cases[i].text, cases[i].addr, "__schedule", &lo, &hi);
+
+		CHECK("symbol-text", lo == cases[i].lo && hi == cases[i].hi && ret == (cases[i].hi ? 0 : -1),
+		      "'%s': %d, %llx-%llx", cases[i].text, ret, (unsigned long long)lo,
+		      (unsigned long long)hi);
+	}
+}
+
 int main(void)
 {
+	test_symbol_text();
 	test_lookups();
 	test_hidden();
 	test_long_line();

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Where a kernel function starts and ends, without reading /proc/kallsyms
+ * (120,000 lines formatted by the kernel, 45 ms of its time: a fifth of a
+ * recording's CPU): its address from bpf_kallsyms_lookup_name, then %pS of
+ * it, "name+0x0/0xsize", whose size the kernel takes from the next higher
+ * symbol, as the kallsyms stream's reader does (src/lib/ksyms.c).
+ *
+ * A BPF_PROG_TYPE_SYSCALL program run once by BPF_PROG_TEST_RUN
+ * (src/record/kfunc_range.c): the helper is a syscall program's only
+ * (5.16+; bpf_snprintf 5.13+).  Not the first stack's frames named by %pB:
+ * that stack need not hold the function (a thread found asleep at the start
+ * is walked from the frame above __schedule).  Its own object: it can never
+ * keep the recording's object from loading, and it reads no kernel
+ * structure (no CO-RE, no BTF).
+ */
+#include "vmlinux_min.h"
+#include <bpf/bpf_helpers.h>
+#include "offcpu.h"
+
+/*
+ * In: the name, NUL-padded; out: the lookup's result (0, -ENOENT: no such
+ * symbol, -EPERM: addresses hidden from us), the address and its %pS.
+ */
+char ksym_name[OFFCPU_KSYM_NAME];
+__s64 ksym_ret;
+__u64 ksym_addr;
+char ksym_text[OFFCPU_KSYM_TEXT];
+
+SEC("syscall")
+int name_range(void *ctx __attribute__((unused)))
+{
+	static const char fmt[] = "%pS";
+	__u64 addr;
+
+	ksym_name[OFFCPU_KSYM_NAME - 1] = '\0';
+	ksym_ret = bpf_kallsyms_lookup_name(ksym_name, sizeof(ksym_name), 0, &addr);
+	if (ksym_ret)
+		return 0;
+	ksym_addr = addr;
+	bpf_snprintf(ksym_text, sizeof(ksym_text), fmt, &ksym_addr, sizeof(ksym_addr));
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
