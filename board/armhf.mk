@@ -53,3 +53,4 @@ DWARF_DEFAULT := 1
 # APCS chain is walked: by the kernel's --call-graph fp walk itself (from
 # pt_regs) and by the stack cache's key (OFFCPU_UCHAIN_FP).
 PERF_UREGS := 15,13,7,14
+KUNWIND := 1
