@@ -312,14 +312,10 @@ static int debug_rows(struct cfi_file *dbg, size_t *j, uint64_t a, uint64_t b,
 }
 
 /*
- * An EHABI file's rows (E) into T, where E has none (a CFI_GAP row: no
- * entry or CANTUNWIND, or before its first row) its debug file's (DBG,
- * may be NULL), as the user-space unwinder picks them (uw_file_row):
  * Debian's armhf libc has no EHABI entry for start_thread or
- * pthread_mutex_lock, its libc6-dbg's .debug_frame has FDEs for all.
- * Only the FDEs over E's gaps are built.  0, -2 past MAX_ROWS, -1 otherwise.
+ * pthread_mutex_lock; its libc6-dbg's .debug_frame has FDEs for all.
  */
-static int ehabi_rows(const struct cfi_table *e, struct cfi_file *dbg, size_t max_rows,
+int ktable_ehabi_rows(const struct cfi_table *e, struct cfi_file *dbg, size_t max_rows,
 		      struct cfi_table *t)
 {
 	struct cfi_row gap = { .kind = CFI_GAP };
@@ -368,7 +364,7 @@ static int file_table(struct kt_file *f, struct cfi_file *cf, int fd, uint32_t p
 			dbg = NULL;
 		}
 	}
-	rc = ehabi_rows(e, dbg, max_rows, t);
+	rc = ktable_ehabi_rows(e, dbg, max_rows, t);
 	cfi_file_close(dbg);
 	if (dfd >= 0)
 		close(dfd);
