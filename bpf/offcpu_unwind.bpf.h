@@ -127,8 +127,8 @@ static __always_inline void kread_note(struct offcpu_spill_scratch *sc, struct o
 
 /*
  * The user word at ADDR into *VAL, noted for the cache key: OFFCPU_UWORD
- * wide (4 bytes on armhf, whose 32-bit kernel zero-fills nothing past it),
- * as ucache_hit reads it back.  0, or < 0 where unreadable.
+ * wide (4 bytes on armhf, where 8 would take the next word as the upper
+ * half), as ucache_hit reads it back.  0, or < 0 where unreadable.
  */
 static __always_inline int kread_word(struct offcpu_spill_scratch *sc, struct offcpu_ucache *uc,
 				      __u64 addr, __u64 *val)
