@@ -53,3 +53,6 @@ DWARF_DEFAULT := 1
 # APCS chain is walked: by the kernel's --call-graph fp walk itself (from
 # pt_regs) and by the stack cache's key (OFFCPU_UCHAIN_FP).
 PERF_UREGS := 15,13,7,14
+# --unwind-in kernel: the BPF program walks user stacks with rows from
+# EHABI, and from the debug file's .debug_frame over EHABI's gaps.
+KUNWIND := 1

@@ -319,6 +319,13 @@ struct offcpu_ucache {
 #define OFFCPU_KROW_NORMAL	0
 #define OFFCPU_KROW_END		1	/* the outermost frame: the stack is complete */
 #define OFFCPU_KROW_MISS	2	/* the walker gives up: copy the block */
+/*
+ * 32-bit ARM, no table for the pc (EHABI CANTUNWIND and no debug FDE):
+ * user space tries a Thumb frame record there (thumb_fp_step), which fails
+ * at once where r7 cannot point at one (0, unaligned, below sp): there the
+ * stack ends as user space ends it; elsewhere the walker gives up.
+ */
+#define OFFCPU_KROW_GAP		3
 
 #define OFFCPU_KROW_SP		1	/* cfa_base, as enum cfi_base */
 #define OFFCPU_KROW_FP		2

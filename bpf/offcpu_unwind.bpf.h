@@ -125,6 +125,33 @@ static __always_inline void kread_note(struct offcpu_spill_scratch *sc, struct o
 	uc->n = i + 1;
 }
 
+/*
+ * The user word at ADDR into *VAL, noted for the cache key: OFFCPU_UWORD
+ * wide (4 bytes on armhf, where 8 would take the next word as the upper
+ * half), as ucache_hit reads it back.  0, or < 0 where unreadable.
+ */
+static __always_inline int kread_word(struct offcpu_spill_scratch *sc, struct offcpu_ucache *uc,
+				      __u64 addr, __u64 *val)
+{
+	OFFCPU_UWORD w = 0;
+
+	if (bpf_probe_read_user(&w, sizeof(w), (void *)addr))
+		return -1;
+	*val = w;
+	kread_note(sc, uc, addr, w);
+	return 0;
+}
+
+/*
+ * Bit 0 of a 32-bit ARM return address (and of lr) says Thumb state, not
+ * an address: cleared before lookup and in the key, as unwind_frames().
+ */
+#if defined(__TARGET_ARCH_arm)
+#define KU_PC_MASK	(~1ull)
+#else
+#define KU_PC_MASK	(~0ull)
+#endif
+
 /* The mapping of P holding PC, or NULL. */
 static __always_inline const struct offcpu_kmap *kmap_of(struct offcpu_spill_scratch *sc,
 							 const struct offcpu_kproc *p, __u64 pc)
@@ -223,6 +250,14 @@ static __always_inline int kstep(struct offcpu_spill_scratch *sc, const struct o
 	}
 	if (r->kind == OFFCPU_KROW_END)
 		return 0;
+	if (r->kind == OFFCPU_KROW_GAP) {
+		/* thumb_fp_step's first test, on the frame pointer register's value. */
+		if (!(uc->flags & KU_FP_RESTORED))
+			uc->flags |= OFFCPU_UCACHE_FP;
+		if (!fp || (fp & 3) || fp < f->sp)
+			return 0;
+		return -STAT_KUNWIND_MISS_ROW;
+	}
 	if (r->kind != OFFCPU_KROW_NORMAL)
 		return -STAT_KUNWIND_MISS_ROW;
 	/*
@@ -234,9 +269,8 @@ static __always_inline int kstep(struct offcpu_spill_scratch *sc, const struct o
 		uc->flags |= OFFCPU_UCACHE_FP;
 	cfa = (r->cfa_base == OFFCPU_KROW_SP ? f->sp : f->fp) + (__s64)r->cfa_off;
 	if (r->ra_rule == OFFCPU_KROW_AT_CFA) {
-		if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa + (__s64)r->ra_off)))
+		if (kread_word(sc, uc, cfa + (__s64)r->ra_off, &ra))
 			return -STAT_KUNWIND_UNREADABLE;
-		kread_note(sc, uc, cfa + (__s64)r->ra_off, ra);
 	} else if (innermost) {
 		ra = lr;	/* only the innermost frame's link register is live */
 		uc->flags |= OFFCPU_UCACHE_LR;
@@ -244,10 +278,9 @@ static __always_inline int kstep(struct offcpu_spill_scratch *sc, const struct o
 		return -STAT_KUNWIND_MISS_ROW;
 	}
 	if (r->fp_rule == OFFCPU_KROW_AT_CFA) {
-		if (bpf_probe_read_user(&fp, sizeof(fp), (void *)(cfa + (__s64)r->fp_off)))
-			return -STAT_KUNWIND_UNREADABLE;
 		/* Every word read is in the key: more than needed costs hits, never a wrong reuse. */
-		kread_note(sc, uc, cfa + (__s64)r->fp_off, fp);
+		if (kread_word(sc, uc, cfa + (__s64)r->fp_off, &fp))
+			return -STAT_KUNWIND_UNREADABLE;
 		uc->flags |= KU_FP_RESTORED;
 	}
 	if (!ra)
@@ -259,7 +292,7 @@ static __always_inline int kstep(struct offcpu_spill_scratch *sc, const struct o
 	sp = cfa + KU_SP_OF_CFA;
 	if (sp < f->sp || (sp == f->sp && !innermost))
 		return -STAT_KUNWIND_BAD;
-	f->pc = ra;
+	f->pc = ra & KU_PC_MASK;
 	f->sp = sp;
 	f->fp = fp;
 	return 1;

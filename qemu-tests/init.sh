@@ -122,9 +122,9 @@ rm -f /tmp/distro.data
 # walked): -v says how many were unwound in the kernel and how many of
 # those differ from their copies unwound by offcpu (4 s: building the rows
 # of libc takes seconds under TCG).  check.py: none may differ (boards
-# with KUNWIND: x86_64, arm64, riscv64 and s390x; armhf stays on copies).
+# with KUNWIND: x86_64, arm64, riscv64, s390x and armhf).
 case $(uname -m) in
-x86_64|aarch64|riscv64|s390x)
+x86_64|aarch64|riscv64|s390x|armv7l)
 	section kunwind-distro timeout 60 /offcpu -v --unwind-in verify --stack-cache off \
 		-o /tmp/kunwind.data -- /distro -t 4
 	rm -f /tmp/kunwind.data ;;

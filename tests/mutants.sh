@@ -50,6 +50,8 @@ CASES=(
 	"unwind-tables-ignored|src/record/cli.c|s/\to->unwind_tables = v << 20;/\to->unwind_tables = 32u << 20;/|knobs"
 	"kwalk-s390x-sp|bpf/offcpu_unwind.bpf.h|s/#define KU_SP_OF_CFA\t\(-160\)/#define KU_SP_OF_CFA\t(-152)/|qemu"
 	"kwalk-no-riscv|src/unwind/ktables.c|s/#define KT_MACHINE EM_RISCV/#define KT_MACHINE EM_S390/|qemu:riscv64-6.12"
+	"kwalk-armhf-thumb|bpf/offcpu_unwind.bpf.h|s/#define KU_PC_MASK\t\(~1ull\)/#define KU_PC_MASK\t(~0ull)/|qemu:armhf-6.12"
+	"kwalk-ra-off|bpf/offcpu_unwind.bpf.h|s/cfa \+ \(__s64\)r->ra_off, &ra\)/cfa + (__s64)r->ra_off + 4, &ra)/|qemu:armhf-6.12"
 )
 
 # A copy of the working tree (tracked files as they are now) with the

@@ -1400,6 +1400,11 @@ const struct cfi_row *cfi_file_lookup(struct cfi_file *f, uint64_t pc, size_t bu
 	return cfi_table_lookup(&t, pc);
 }
 
+const struct cfi_table *cfi_file_ehabi(const struct cfi_file *f)
+{
+	return f->is_ehabi ? &f->ehabi : NULL;
+}
+
 size_t cfi_file_fdes(const struct cfi_file *f)
 {
 	return f->is_ehabi ? 0 : f->src.nr_fdes;

@@ -122,6 +122,8 @@ const struct cfi_row *cfi_file_lookup(struct cfi_file *f, uint64_t pc, size_t bu
  * of consecutive FDEs (src/unwind/ktables.c).
  */
 size_t cfi_file_fdes(const struct cfi_file *f);
+/* An EHABI file's rows (all built at open), or NULL for a file of FDEs. */
+const struct cfi_table *cfi_file_ehabi(const struct cfi_file *f);
 uint64_t cfi_file_fde_start(const struct cfi_file *f, size_t i);
 uint64_t cfi_file_fde_end(const struct cfi_file *f, size_t i);
 /*

@@ -30,6 +30,8 @@
 #define KT_MACHINE EM_RISCV
 #elif defined(__s390x__)
 #define KT_MACHINE EM_S390
+#elif defined(__arm__)
+#define KT_MACHINE EM_ARM
 #else
 #define KT_MACHINE 0
 #endif
@@ -184,6 +186,8 @@ size_t ktable_rows(const struct cfi_table *t, uint16_t tag, struct offcpu_krow *
 		if (t->rows[i].pc > UINT32_MAX)
 			return 0;
 		ktable_row(&t->rows[i], tag, &r);
+		if (t->machine == EM_ARM && t->rows[i].kind == CFI_GAP)
+			r.kind = OFFCPU_KROW_GAP;
 		if (n && same_rule(&out[n - 1], &r))
 			continue;
 		if (n && out[n - 1].pc == r.pc)
@@ -278,11 +282,103 @@ static uint32_t alloc_slot(struct ktables *k)
 }
 
 /*
- * Builds F's rows from its open file FD and loads them: 0, -1 when it has
- * none usable, -2 when they would take too much of the pool, -3 when the
- * pool holds only files loaded just now (F is tried again later).
+ * DBG's rows for [A, B) into T (J: the FDE to look from, moved past those
+ * ending by B): a row before A holds from A, rows from B on are E's.
  */
-static int load_rows(struct ktables *k, struct kt_file *f, struct cfi_file *cf)
+static int debug_rows(struct cfi_file *dbg, size_t *j, uint64_t a, uint64_t b,
+		      size_t max_rows, struct cfi_table *t)
+{
+	size_t nf = cfi_file_fdes(dbg);
+	struct cfi_table d;
+	int rc = 0;
+
+	while (*j < nf && cfi_file_fde_end(dbg, *j) <= a)
+		(*j)++;
+	for (size_t i = *j; !rc && i < nf && cfi_file_fde_start(dbg, i) < b; i++) {
+		if (cfi_file_table(dbg, i, 1, cfi_file_fde_start(dbg, i), 0, &d))
+			continue;	/* a broken FDE: its range stays a gap */
+		for (size_t r = 0; !rc && r < d.n && d.rows[r].pc < b; r++) {
+			struct cfi_row row = d.rows[r];
+
+			row.pc = row.pc > a ? row.pc : a;
+			rc = cfi_table_push(t, max_rows, &row);
+		}
+		cfi_table_free(&d);
+		/* An FDE reaching past B may cover E's next gap too. */
+		if (cfi_file_fde_end(dbg, i) <= b)
+			*j = i + 1;
+	}
+	return rc;
+}
+
+/*
+ * Debian's armhf libc has no EHABI entry for start_thread or
+ * pthread_mutex_lock; its libc6-dbg's .debug_frame has FDEs for all.
+ */
+int ktable_ehabi_rows(const struct cfi_table *e, struct cfi_file *dbg, size_t max_rows,
+		      struct cfi_table *t)
+{
+	struct cfi_row gap = { .kind = CFI_GAP };
+	size_t j = 0;
+	int rc = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->machine = EM_ARM;
+	for (size_t i = 0; !rc && i <= e->n; i++) {
+		/* Range i: [the end of row i - 1's, row i's pc); the last reaches the end. */
+		uint64_t a = i ? e->rows[i - 1].pc : 0, b = i < e->n ? e->rows[i].pc : UINT64_MAX;
+
+		if (i && e->rows[i - 1].kind != CFI_GAP) {
+			rc = cfi_table_push(t, max_rows, &e->rows[i - 1]);
+			continue;
+		}
+		gap.pc = a;
+		rc = cfi_table_push(t, max_rows, &gap);
+		if (!rc && dbg && a < b)
+			rc = debug_rows(dbg, &j, a, b, max_rows, t);
+	}
+	if (rc)
+		cfi_table_free(t);
+	return rc;
+}
+
+/*
+ * The rows of CF (its own CFI, or an EHABI file's with its debug file's,
+ * opened by PID as M maps it, from FD): 0, -2 past MAX_ROWS, -1 otherwise.
+ */
+static int file_table(struct kt_file *f, struct cfi_file *cf, int fd, uint32_t pid,
+		      const struct proc_map *m, size_t max_rows, struct cfi_table *t)
+{
+	const struct cfi_table *e = cfi_file_ehabi(cf);
+	struct cfi_file *dbg = NULL;
+	int dfd, rc;
+
+	if (!e)
+		return f->whole ? cfi_file_table(cf, f->first_fde, f->nr_fdes, f->lo, max_rows, t) :
+				  cfi_file_table(cf, 0, cfi_file_fdes(cf), 0, max_rows, t);
+	dfd = unwind_open_debug(pid, m->file, fd);
+	if (dfd >= 0) {
+		dbg = cfi_file_open(dfd, NULL, 0);
+		if (dbg && cfi_file_machine(dbg) != EM_ARM) {
+			cfi_file_close(dbg);
+			dbg = NULL;
+		}
+	}
+	rc = ktable_ehabi_rows(e, dbg, max_rows, t);
+	cfi_file_close(dbg);
+	if (dfd >= 0)
+		close(dfd);
+	return rc;
+}
+
+/*
+ * Builds F's rows from its CFI (CF, opened from FD by PID as M maps it) and
+ * loads them: 0, -1 when it has none usable, -2 when they would take too
+ * much of the pool, -3 when the pool holds only files loaded just now (F is
+ * tried again later).
+ */
+static int load_rows(struct ktables *k, struct kt_file *f, struct cfi_file *cf, int fd,
+		     uint32_t pid, const struct proc_map *m)
 {
 	uint32_t cap = k->nr_rows / KT_POOL_SHARE < KT_MAX_ROWS ? k->nr_rows / KT_POOL_SHARE :
 			KT_MAX_ROWS;
@@ -292,11 +388,10 @@ static int load_rows(struct ktables *k, struct kt_file *f, struct cfi_file *cf)
 	size_t n;
 	int rc;
 
-	if (cfi_file_machine(cf) != KT_MACHINE || !cfi_file_fdes(cf))
+	if (cfi_file_machine(cf) != KT_MACHINE || (!cfi_file_fdes(cf) && !cfi_file_ehabi(cf)))
 		return -1;
 	/* One row more than fits: a file that large is an error, not a cut table. */
-	rc = f->whole ? cfi_file_table(cf, f->first_fde, f->nr_fdes, f->lo, cap + 1, &t) :
-			cfi_file_table(cf, 0, cfi_file_fdes(cf), 0, cap + 1, &t);
+	rc = file_table(f, cf, fd, pid, m, cap + 1, &t);
 	if (rc)
 		return rc == -2 ? -2 : -1;
 	if (!t.n || !(v = realloc(k->scratch, t.n * sizeof(*v)))) {
@@ -375,7 +470,7 @@ static void load_file(struct ktables *k, struct kt_file *f, uint32_t pid, const 
 		keep_open(k, f, cf, fd);
 		return;
 	}
-	switch (cf ? load_rows(k, f, cf) : -1) {
+	switch (cf ? load_rows(k, f, cf, fd, pid, m) : -1) {
 	case -1:
 		f->no_rows = true;
 		k->counts.no_rows++;

@@ -32,6 +32,16 @@ void ktable_row(const struct cfi_row *row, uint16_t tag, struct offcpu_krow *out
  */
 size_t ktable_rows(const struct cfi_table *t, uint16_t tag, struct offcpu_krow *out);
 
+/*
+ * An EHABI file's rows (E) into T, where E has none (a CFI_GAP row: no
+ * entry or CANTUNWIND, or before its first row) its debug file's (DBG,
+ * may be NULL), as the user-space unwinder picks them (uw_file_row).
+ * Only the FDEs over E's gaps are built.  0, -2 past MAX_ROWS (0: no
+ * limit), -1 otherwise.
+ */
+int ktable_ehabi_rows(const struct cfi_table *e, struct cfi_file *dbg, size_t max_rows,
+		      struct cfi_table *t);
+
 struct ktables_counts {
 	uint64_t procs;		/* process mappings loaded (and reloaded) */
 	uint64_t files, rows;	/* files whose rows were loaded, and the rows */

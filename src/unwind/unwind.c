@@ -451,28 +451,33 @@ int unwind_open_mapped(uint32_t pid, const struct proc_map *m)
 	return fd;
 }
 
-/*
- * The CFI of F's debug file (FD: F itself), found as perf and gdb find it:
- * /usr/lib/debug/.build-id/NN/REST.debug (build-id checked), else its
- * .gnu_debuglink, in the mount namespace of the process that maps F.
- */
-static void open_debug_cfi(struct unwinder *u, struct uw_file *f, int fd)
+int unwind_open_debug(uint32_t pid, const char *path, int fd)
 {
-	char root[64], err[256];
+	char root[64];
 	struct debug_file df;
 	Elf *elf;
 	int dfd = -1;
 
-	f->dbg_tried = true;
-	if (!f->path || fd < 0)
-		return;
-	snprintf(root, sizeof(root), "/proc/%u/root", f->pid);
+	if (!path || fd < 0)
+		return -1;
+	snprintf(root, sizeof(root), "/proc/%u/root", pid);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && !debuginfo_find_file(elf, root, f->path, &df)) {
+	if (elf && !debuginfo_find_file(elf, root, path, &df)) {
 		dfd = dup(df.fd);
 		debuginfo_close(&df);
 	}
 	elf_end(elf);
+	return dfd;
+}
+
+/* The CFI of F's debug file (FD: F itself): unwind_open_debug's. */
+static void open_debug_cfi(struct unwinder *u, struct uw_file *f, int fd)
+{
+	char err[256];
+	int dfd;
+
+	f->dbg_tried = true;
+	dfd = unwind_open_debug(f->pid, f->path, fd);
 	if (dfd < 0)
 		return;
 	f->dbg = cfi_file_open(dfd, err, sizeof(err));

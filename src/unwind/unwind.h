@@ -89,6 +89,14 @@ struct proc_map;
  */
 int unwind_open_mapped(uint32_t pid, const struct proc_map *m);
 
+/*
+ * The separate debug file of the ELF at FD (mapped by PID as PATH), found
+ * as perf and gdb find it: /usr/lib/debug/.build-id/NN/REST.debug
+ * (build-id checked), else its .gnu_debuglink, in PID's mount namespace.
+ * Its open fd, or -1.
+ */
+int unwind_open_debug(uint32_t pid, const char *path, int fd);
+
 struct unwinder;
 
 /* TABLE_BUDGET: bytes of CFI rows kept at most (past it, pcs are cut short, counted). */

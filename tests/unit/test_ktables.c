@@ -6,6 +6,7 @@
  * refused as the loader does; a large file's rows built by parts of its
  * FDEs (cfi_file_table) as the whole table has them.
  */
+#include <elf.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -85,6 +86,16 @@ static void test_rows(void)
 	       "%zu rows: %#x %#x %#x", n, out[0].pc, n > 1 ? out[1].pc : 0, n > 2 ? out[2].pc : 0);
 	rows[4].pc = 0x100000000ull;	/* a file address the walker's 32 bits cannot hold */
 	result("ktables-rows-past-4g-refused", ktable_rows(&t, 3, out) == 0, "loaded anyway");
+	/* 32-bit ARM: a gap is the walker's to judge against r7 (thumb_fp_step's test). */
+	rows[4].pc = 0x1040;
+	t.machine = EM_ARM;
+	n = ktable_rows(&t, 3, out);
+	result("ktables-rows-arm-gap", n == 4 && out[2].kind == OFFCPU_KROW_GAP &&
+	       out[3].kind == OFFCPU_KROW_END, "%zu rows, kind %u", n, n > 2 ? out[2].kind : 0);
+	t.machine = EM_X86_64;
+	n = ktable_rows(&t, 3, out);
+	result("ktables-rows-gap-misses", n == 4 && out[2].kind == OFFCPU_KROW_MISS,
+	       "%zu rows, kind %u", n, n > 2 ? out[2].kind : 0);
 }
 
 /* Whether A and B unwind alike. */
@@ -140,6 +151,64 @@ static void test_parts(const char *file, size_t per)
 	close(fd);
 }
 
+/*
+ * An EHABI table over FILE's FDEs, with gaps (before its first row, a
+ * CANTUNWIND run, the end), merged with FILE as its debug file: at every
+ * pc where either has a row, the merged table has the EHABI row where it
+ * is not a gap, else the debug file's (as uw_file_row picks them).
+ */
+static void test_ehabi_merge(const char *file)
+{
+	struct cfi_row x = { .kind = CFI_NORMAL, .cfa_base = CFI_BASE_FP, .cfa_off = 24,
+			     .ra_rule = CFI_AT_CFA, .ra_off = -4, .fp_rule = CFI_AT_CFA,
+			     .fp_off = -8 };
+	struct cfi_table whole, merged, e = { .machine = EM_ARM };
+	struct cfi_row erows[4];
+	struct cfi_file *cf;
+	char err[256];
+	size_t bad = 0, checked = 0;
+	int fd = open(file, O_RDONLY);
+
+	if (fd < 0 || cfi_table_build(NULL, fd, 0, &whole, err, sizeof(err))) {
+		result("ktables-ehabi-merge", false, "%s: cannot build its table", file);
+		return;
+	}
+	cf = cfi_file_open(fd, err, sizeof(err));
+	if (!cf || cfi_file_fdes(cf) < 30) {
+		result("ktables-ehabi-merge", false, "%s: too few FDEs", file);
+		goto out;
+	}
+	erows[0] = x;
+	erows[0].pc = cfi_file_fde_start(cf, 5);
+	erows[1] = (struct cfi_row){ .pc = cfi_file_fde_start(cf, 10) + 2, .kind = CFI_GAP };
+	erows[2] = x;
+	erows[2].pc = cfi_file_fde_end(cf, 12);
+	erows[3] = (struct cfi_row){ .pc = cfi_file_fde_start(cf, 20), .kind = CFI_GAP };
+	e.rows = erows;
+	e.n = 4;
+	if (ktable_ehabi_rows(&e, cf, 0, &merged)) {
+		result("ktables-ehabi-merge", false, "merge failed");
+		goto out;
+	}
+	for (size_t i = 0; i < whole.n + e.n; i++) {
+		uint64_t pc = i < whole.n ? whole.rows[i].pc : erows[i - whole.n].pc;
+		const struct cfi_row *er = cfi_table_lookup(&e, pc), *m = cfi_table_lookup(&merged, pc);
+		const struct cfi_row *want = er && er->kind != CFI_GAP ? er :
+					     cfi_table_lookup(&whole, pc);
+
+		checked++;
+		if (!m || !same_row(m, want ? want : &(struct cfi_row){ .kind = CFI_GAP }))
+			bad++;
+	}
+	result("ktables-ehabi-merge", !bad && merged.n > e.n,
+	       "%s: %zu of %zu pcs differ, %zu rows", file, bad, checked, merged.n);
+	cfi_table_free(&merged);
+out:
+	cfi_file_close(cf);
+	cfi_table_free(&whole);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	test_row_kinds();
@@ -147,5 +216,6 @@ int main(int argc, char **argv)
 	/* A file of many FDEs (the system's libc by default). */
 	test_parts(argc > 1 ? argv[1] : "/lib/x86_64-linux-gnu/libc.so.6", 512);
 	test_parts(argc > 1 ? argv[1] : "/lib/x86_64-linux-gnu/libc.so.6", 1000);
+	test_ehabi_merge(argc > 1 ? argv[1] : "/lib/x86_64-linux-gnu/libc.so.6");
 	return failures != 0;
 }
