@@ -19,6 +19,7 @@
 /* probe.c links the embedded archive; the harness needs none. */
 const unsigned char offcpu_btf_archive[1], offcpu_btf_archive_end[1];
 const unsigned char offcpu_bpf_obj[1], offcpu_bpf_obj_end[1];
+const unsigned char offcpu_ksym_bpf_obj[1], offcpu_ksym_bpf_obj_end[1];
 
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
