@@ -1013,11 +1013,6 @@ void ktables_compare(struct ktables *k, const uint64_t *kip, uint32_t kn, const 
 		k->counts.differed++;
 }
 
-/*
- * The loader thread: building a large file's rows takes tens of
- * milliseconds, which the ring's reader must not wait for (the ring would
- * fill and blocks fall back to frame pointers).
- */
 static void loader_wait(struct ktables *k, uint64_t ns)
 {
 	uint64_t until = clock_ns(CLOCK_MONOTONIC) + ns;
@@ -1029,6 +1024,11 @@ static void loader_wait(struct ktables *k, uint64_t ns)
 	pthread_mutex_unlock(&k->lock);
 }
 
+/*
+ * The loader thread: building a large file's rows takes tens of
+ * milliseconds, which the ring's reader must not wait for (the ring would
+ * fill and blocks fall back to frame pointers).
+ */
 static void *loader_main(void *arg)
 {
 	struct ktables *k = arg;
