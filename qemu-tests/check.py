@@ -508,7 +508,8 @@ def distro_verdict(a, c, tag='-distro'):
 	figures = f'{within}/{len(funcs)} function times within 10 % and their preempted time (perf script, on-device ' + \
 		f'report), {reach[1]} % of samples reach the thread start or main' + \
 		(' (no libc symbols here: a start routine, then libc)' if unnamed else '')
-	if how[1].startswith('copied'):
+	# CFI in user space (copies) or in the kernel (--unwind-in kernel, verify).
+	if how[1].startswith('copied') or how[1].startswith('unwound with CFI in the kernel'):
 		if not ok:
 			return f'distro (CFI unwinding, criteria hard): {why}', ''
 		return None, 'distro: CFI: ' + figures
@@ -559,27 +560,35 @@ def waker_counts(text):
 
 
 def kunwind_verdict(a, c):
-	"""--unwind-in verify on the distro workload (boards with KUNWIND): the
-	BPF program walks some stacks, and none of those may differ from its
-	copy unwound by offcpu.  (None, note) when it holds, (why, '') when not."""
+	"""--unwind-in verify on the distro workload (boards with KUNWIND): its
+	samples carry the stacks the BPF program walked, and meet the same hard
+	criteria as the default's (distro_verdict); -v shows more user stacks
+	unwound in the kernel than copied (copies only while rows load), and
+	none of the walked stacks differs from its copy unwound by offcpu.
+	(None, note) when it holds, (why, '') when not."""
 	if board_var(a.board, 'KUNWIND') != '1':
 		return None, ''
-	text = c.section('kunwind-distro')
-	if c.rc.get('kunwind-distro') != '0':
-		return 'kernel walker: recording failed: ' + last_line(text, 'offcpu:'), ''
-	walked = re.search(r'user stacks: (\d+) unwound in the kernel', text)
-	if not walked or not int(walked.group(1)):
+	tag = '-distro-kunwind'
+	why, row = distro_verdict(a, c, tag)
+	if why:
+		return 'kernel walker: ' + why, ''
+	text = c.section('record' + tag)
+	n = re.search(r'user stacks: (\d+) unwound in the kernel, (\d+) copied', text)
+	if not n or int(n[1]) <= int(n[2]):
 		# A walker that misses every stack would pass the comparison below.
-		why = last_line(text, 'kernel unwinding missed') or last_line(text, 'user stacks:')
-		return 'kernel walker: no user stack unwound in the kernel: ' + why.strip(' []'), ''
+		said = last_line(text, 'kernel unwinding missed') or last_line(text, 'user stacks:')
+		return 'kernel walker: not more user stacks unwound in the kernel than copied: ' + \
+			said.strip(' []'), ''
+	figures = f'{n[1]} user stacks unwound in the kernel, {n[2]} copied; ' + \
+		row.split(': ', 2)[-1]
 	m = re.search(r'(\d+) walked stacks compared with their copies unwound here, (\d+) of those differ',
 		      text)
 	if not m:
-		# Every comparison copy dropped (a full ring under TCG): nothing judged.
-		return None, '; kernel walker: no walked stack compared'
+		# Every comparison copy dropped (a full ring under TCG): nothing compared.
+		return None, f'; kernel walker: {figures}; no walked stack compared'
 	if int(m.group(2)):
 		return f'kernel walker: {m.group(2)} of {m.group(1)} walked stacks differ from their copies', ''
-	return None, f'; kernel walker: {m.group(1)} walked stacks, none differ from their copies'
+	return None, f'; kernel walker: {figures}; {m.group(1)} walked stacks, none differ from their copies'
 
 
 def cmd_cell(a):

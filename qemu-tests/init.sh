@@ -103,48 +103,44 @@ record -embedded
 # (c) Still hidden, and no BTF used: the BTF-free variant.
 record -nobtf --btf none
 umount /sys/kernel/btf 2>/dev/null
-# (d) The distribution-built workload (tests/workload/distro.c: dynamic
-# against Debian's glibc, no frame pointers, blocking only in libc) with the
-# default call graph; -v says whether its user stacks were unwound with CFI.
-/offcpu -v -o /tmp/distro.data -- /distro -t 2 >/tmp/distro.out 2>/tmp/distro.err &
-wait_recording $! -distro
-echo "@@BEGIN record-distro"
-cat /tmp/distro.err
-echo "@@END record-distro rc=$rc"
-section workload-distro cat /tmp/distro.out
-section folded-distro /offcpu report -i /tmp/distro.data --folded
-echo "@@BEGIN perfdata-distro"
-gzip -c /tmp/distro.data | base64
-echo "@@END perfdata-distro rc=0"
-rm -f /tmp/distro.data
-# (d2) The same workload with user stacks walked by the BPF program
-# (--unwind-in verify, issue 27; the stack cache off so every block is
-# walked): -v says how many were unwound in the kernel and how many of
-# those differ from their copies unwound by offcpu (4 s: building the rows
-# of libc takes seconds under TCG).  check.py: none may differ (boards
-# with KUNWIND: x86_64, arm64, riscv64, s390x and armhf).
+# record_distro TAG SECS ARGS...: the distribution-built workload
+# (tests/workload/distro.c: dynamic against Debian's glibc, no frame
+# pointers, blocking only in libc) run SECS s, recorded with offcpu -v ARGS:
+# its -v, output, on-device folded report and perf.data in sections
+# suffixed TAG (check.py distro_verdict judges them).
+record_distro() {
+	tag=$1 secs=$2
+	shift 2
+	/offcpu -v "$@" -o /tmp/distro.data -- /distro -t $secs >/tmp/distro.out \
+		2>/tmp/distro.err &
+	wait_recording $! $tag
+	echo "@@BEGIN record$tag"
+	cat /tmp/distro.err
+	echo "@@END record$tag rc=$rc"
+	section workload$tag cat /tmp/distro.out
+	section folded$tag /offcpu report -i /tmp/distro.data --folded
+	echo "@@BEGIN perfdata$tag"
+	gzip -c /tmp/distro.data | base64
+	echo "@@END perfdata$tag rc=0"
+	rm -f /tmp/distro.data
+}
+# (d) The distribution-built workload with the default call graph; -v says
+# whether its user stacks were unwound with CFI.
+record_distro -distro 2
+# (d2) The same with user stacks walked by the BPF program (--unwind-in
+# verify, issue 27; the stack cache off so every block is walked): its
+# samples carry the walked stacks, judged by the same hard criteria as
+# (d); -v says how many were unwound in the kernel, how many copied (while
+# rows load), and how many walked stacks differ from their copies unwound
+# by offcpu (4 s: building the rows of libc takes seconds under TCG).
+# Boards with KUNWIND: x86_64, arm64, riscv64, s390x and armhf.
 case $(uname -m) in
 x86_64|aarch64|riscv64|s390x|armv7l)
-	section kunwind-distro timeout 60 /offcpu -v --unwind-in verify --stack-cache off \
-		-o /tmp/kunwind.data -- /distro -t 4
-	rm -f /tmp/kunwind.data ;;
+	record_distro -distro-kunwind 4 --unwind-in verify --stack-cache off ;;
 esac
 # (d') The same with --call-graph fp (DISTRO_FP): the control, which must
 # miss the criteria the default call graph meets (check.py).
-if [ -n "$DISTRO_FP" ]; then
-	/offcpu -v --call-graph fp -o /tmp/distro.data -- /distro -t 2 >/tmp/distro.out \
-		2>/tmp/distro.err &
-	wait_recording $! -distro-fp
-	echo "@@BEGIN record-distro-fp"
-	cat /tmp/distro.err
-	echo "@@END record-distro-fp rc=$rc"
-	section workload-distro-fp cat /tmp/distro.out
-	section folded-distro-fp /offcpu report -i /tmp/distro.data --folded
-	echo "@@BEGIN perfdata-distro-fp"
-	gzip -c /tmp/distro.data | base64
-	echo "@@END perfdata-distro-fp rc=0"
-	rm -f /tmp/distro.data
-fi
+[ -n "$DISTRO_FP" ] && record_distro -distro-fp 2 --call-graph fp
 # (e) Who woke the workload's threads (--wakers; tests/wakers_check.py on the
 # host checks the guest's folded report).
 /offcpu -v --wakers $BLOCKER_ARGS -o /tmp/wakers.data -- /blocker -t 2 \

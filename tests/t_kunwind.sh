@@ -50,16 +50,16 @@ echo "    $(grep -m1 '^user stacks' "$WORK/kernel.err")"
 grep 'unwound in the kernel\|kernel unwinding' "$WORK/kernel.err" | sed 's/^/    /'
 
 check $T-truth $CHECK distro "$WORK/kernel.data" "$WORK/kernel.out" --folded "$WORK/kernel.folded"
-# Stacks unwound in the kernel once the rows are loaded: the only copies
-# are blocks before that (their process or file not loaded yet: how many
-# depends on how busy the machine is), never a row, a word or a step the
-# walker could not follow on this workload.
+# Stacks unwound in the kernel once the rows are loaded, more than copied
+# (issue 27): the only copies are blocks before that (their process or
+# file not loaded yet: how many depends on how busy the machine is), never
+# a row, a word or a step the walker could not follow on this workload.
 read -r kern copied fp <<<"$(counts kernel)"
 others=$(sed -nE 's/.*row it cannot follow ([0-9]+), stack word unreadable ([0-9]+), sp went backwards ([0-9]+), spill map full ([0-9]+).*/\1 + \2 + \3 + \4/p' "$WORK/kernel.err")
 # The workload forks nothing: no entry inherited at fork (the shell
 # forking beside it is not recorded, so not loaded when it forks).
 inherited=$(sed -nE 's/.* ([0-9]+) inherited at fork.*/\1/p' "$WORK/kernel.err")
-if [ "${kern:-0}" -gt 0 ] && [ "${fp:-1}" -eq 0 ] && [ -n "$others" ] && [ $((others)) -eq 0 ] &&
+if [ "${kern:-0}" -gt "${copied:-0}" ] && [ "${fp:-1}" -eq 0 ] && [ -n "$others" ] && [ $((others)) -eq 0 ] &&
    [ "${inherited:-1}" -eq 0 ]; then
 	pass $T-in-kernel
 else
@@ -73,6 +73,16 @@ fi
 record_distro $T verify --unwind-in verify --stack-cache off
 verified $T-same-stacks "$WORK/verify.err" 'kernel unwinding (verify)' \
 	'.*: ([0-9]+) walked stacks compared.*, ([0-9]+) of those differ.*' 100 compared differ
+# Its samples carry the walked stacks (as the QEMU cells judge them): the
+# same truth, more stacks unwound in the kernel than copied (verify's
+# copies of walked stacks are not counted as copied).
+check $T-verify-truth $CHECK distro "$WORK/verify.data" "$WORK/verify.out" --folded "$WORK/verify.folded"
+read -r kern copied fp <<<"$(counts verify)"
+if [ "${kern:-0}" -gt "${copied:-0}" ]; then
+	pass $T-verify-in-kernel
+else
+	fail $T-verify-in-kernel "in the kernel ${kern:-?}, copied ${copied:-?}"
+fi
 for w in tail bounded; do
 	OFFCPU_KWALKER=$w record_distro $T verify-$w --unwind-in verify --stack-cache off
 	verified $T-same-stacks-$w "$WORK/verify-$w.err" 'kernel unwinding (verify)' \

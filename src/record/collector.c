@@ -444,6 +444,9 @@ static void kernel_walk_copied(struct collector *c, const struct offcpu_ucopy *c
 {
 	const struct stack *k, *u = stacks_get(c->stacks, copy->id, false);
 
+	/* Its block carries the walked stack: this copy is not a miss. */
+	if (copy->kernel_id)
+		c->st.verify_copies++;
 	if (!u)
 		return;
 	if (!copy->kernel_id) {

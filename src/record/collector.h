@@ -44,6 +44,7 @@ struct collector_stats {
 	struct collector_file last;	/* the last file (the only one without rotation) */
 	const struct unwind_counts *unwind;	/* dwarf: how copies were unwound, else NULL */
 	const struct ktables_counts *ktables;	/* --unwind-in kernel: rows loaded, else NULL */
+	uint64_t verify_copies;		/* --unwind-in verify: walked stacks copied to compare */
 	uint64_t blocked_threads;	/* still blocked at the end: offcpu-blocked samples */
 	uint64_t blocked_ns;		/* their time inside the recording */
 	uint64_t blocked_ran;		/* open blocks of threads that ran before the end: none */

@@ -108,22 +108,30 @@ static void print_triggers_summed(const struct collector_stats *st)
 /*
  * Where user stacks came from: unwound in the kernel, copied (and unwound
  * here), or walked by frame pointer (the ring was full, or no registers).
+ * verify's copies of walked stacks are not counted as copied: their
+ * blocks carry the walked stacks.
  */
-static void print_kunwind(const uint64_t *n, const struct ktables_counts *k)
+static void print_kunwind(const uint64_t *n, const struct collector_stats *st)
 {
+	const struct ktables_counts *k = st->ktables;
 	static const char *const miss[] = {
 		"process not loaded", "pc in no loaded mapping", "file's rows not loaded",
 		"row it cannot follow", "stack word unreadable", "sp went backwards",
 		"spill map full",
 	};
-	uint64_t fp = n[DROP_UCOPY] + n[DROP_UREGS];
-	uint64_t all = n[STAT_KUNWIND_OK] + n[STAT_UCOPY_SENT] + fp;
+	uint64_t fp = n[DROP_UCOPY] + n[DROP_UREGS], v = st->verify_copies;
+	uint64_t copied = n[STAT_UCOPY_SENT] > v ? n[STAT_UCOPY_SENT] - v : 0;
+	uint64_t all = n[STAT_KUNWIND_OK] + copied + fp;
 
 	fprintf(stderr, "[ offcpu: user stacks: %llu unwound in the kernel, %llu copied, %llu by "
-		"frame pointer (%.2f %%), %llu reused from the stack cache ]\n",
-		(unsigned long long)n[STAT_KUNWIND_OK], (unsigned long long)n[STAT_UCOPY_SENT],
+		"frame pointer (%.2f %%), %llu reused from the stack cache",
+		(unsigned long long)n[STAT_KUNWIND_OK], (unsigned long long)copied,
 		(unsigned long long)fp, all ? 100.0 * fp / all : 0.0,
 		(unsigned long long)n[STAT_USTACK_REUSED]);
+	if (v)
+		fprintf(stderr, "; %llu walked stacks also copied to compare (verify)",
+			(unsigned long long)v);
+	fprintf(stderr, " ]\n");
 	fprintf(stderr, "[ offcpu: kernel unwinding missed, copied instead:");
 	for (int i = 0; i < (int)(sizeof(miss) / sizeof(miss[0])); i++)
 		fprintf(stderr, "%s %s %llu", i ? "," : "", miss[i],
@@ -232,7 +240,7 @@ void summary_print(const struct offcpu_opts *o, const struct plan *pl,
 	if (o->verbose)
 		print_tables(st);
 	if (o->verbose && st->ktables)
-		print_kunwind(n, st->ktables);
+		print_kunwind(n, st);
 	if (o->verbose && (n[STAT_USTACK_SPILLED] || n[STAT_KSTACK_SPILLED]))
 		fprintf(stderr, "[ offcpu: stacks keyed by their frames: %llu user and %llu kernel ]\n",
 			(unsigned long long)n[STAT_USTACK_SPILLED],
