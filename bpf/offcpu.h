@@ -451,4 +451,17 @@ enum offcpu_stat {
 #define OFFCPU_KSYM_NAME	64
 #define OFFCPU_KSYM_TEXT	128
 
+/*
+ * bpf/offcpu_ksym.bpf.c's one global (its .bss, set and read by
+ * src/record/kfunc_range.c).  In: the name, NUL-padded; out: the lookup's
+ * result (0, -ENOENT: no such symbol, -EPERM: addresses hidden from us),
+ * the address and its %pS.
+ */
+struct offcpu_ksym {
+	char name[OFFCPU_KSYM_NAME];
+	__s64 ret;		/* bpf_kallsyms_lookup_name's */
+	__u64 addr;
+	char text[OFFCPU_KSYM_TEXT];
+};
+
 #endif

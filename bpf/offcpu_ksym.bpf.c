@@ -18,14 +18,7 @@
 #include <bpf/bpf_helpers.h>
 #include "offcpu.h"
 
-/*
- * In: the name, NUL-padded; out: the lookup's result (0, -ENOENT: no such
- * symbol, -EPERM: addresses hidden from us), the address and its %pS.
- */
-char ksym_name[OFFCPU_KSYM_NAME];
-__s64 ksym_ret;
-__u64 ksym_addr;
-char ksym_text[OFFCPU_KSYM_TEXT];
+struct offcpu_ksym ksym;
 
 SEC("syscall")
 int name_range(void *ctx __attribute__((unused)))
@@ -33,12 +26,12 @@ int name_range(void *ctx __attribute__((unused)))
 	static const char fmt[] = "%pS";
 	__u64 addr;
 
-	ksym_name[OFFCPU_KSYM_NAME - 1] = '\0';
-	ksym_ret = bpf_kallsyms_lookup_name(ksym_name, sizeof(ksym_name), 0, &addr);
-	if (ksym_ret)
+	ksym.name[OFFCPU_KSYM_NAME - 1] = '\0';
+	ksym.ret = bpf_kallsyms_lookup_name(ksym.name, sizeof(ksym.name), 0, &addr);
+	if (ksym.ret)
 		return 0;
-	ksym_addr = addr;
-	bpf_snprintf(ksym_text, sizeof(ksym_text), fmt, &ksym_addr, sizeof(ksym_addr));
+	ksym.addr = addr;
+	bpf_snprintf(ksym.text, sizeof(ksym.text), fmt, &ksym.addr, sizeof(ksym.addr));
 	return 0;
 }
 

@@ -28,7 +28,19 @@ record() {
 # Default map sizes: with --wakers every place an interrupt can find the
 # CPU is a waker kernel stack of its own, and 64 entries do not hold a busy
 # machine's (those wakers are then named [waker-kernel-stack-not-recorded]).
-record default
+record default -v
+# The interrupt functions' ranges asked of the kernel (5.16+: a syscall
+# program, as __schedule's), /proc/kallsyms not read for them.
+ranges=$(grep -m1 "interrupt functions' ranges" "$WORK/default.err")
+echo "    ${ranges:-no ranges line}"
+if [ "$(printf '%s\n' 5.16 "$(uname -r)" | sort -V | head -n 1)" != 5.16 ]; then
+	skip "$T-ranges-by-program" "kernel before 5.16"
+elif [[ $ranges =~ ranges\ ([0-9]+)\ from\ a\ syscall.*\ 0\ from\ /proc/kallsyms ]] &&
+     [ "${BASH_REMATCH[1]}" -ge 10 ]; then
+	pass "$T-ranges-by-program"
+else
+	fail "$T-ranges-by-program" "${ranges:-no -v line}"
+fi
 # The sleepers' own times are unchanged by --wakers (both events in the file).
 check "$T-default-truth" python3 "$ROOT/tests/perf_check.py" compare "$WORK/default.data" \
 	"$WORK/default.out" --kernel-func do_nanosleep --kernel-func vfs_read

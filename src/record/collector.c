@@ -953,6 +953,7 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 	c->st.unwind = stacks_unwind_counts(c->stacks);
 	c->st.tables = *stacks_tables(c->stacks);
 	c->st.kernel_cut = stacks_kernel_cut(c->stacks);
+	c->st.waker_ranges = wakers_ranges_how(c->wakers);
 	c->st.followed = task_events_followed(c->te);
 	if (c->live)
 		live_tasks_count(c->live, &c->st.live_threads, &c->st.live_procs);

@@ -58,6 +58,7 @@ struct collector_stats {
 	uint64_t flight_left;		/* its bytes at the end, not written */
 	/* The tables a long recording keeps, at the end (-v: they do not grow) */
 	const char *kernel_cut;	/* -v: how __schedule was found, NULL: no kernel stack */
+	const char *waker_ranges;	/* -v: how --wakers found its functions, NULL: did not */
 	struct stacks_tables tables;
 	size_t live_threads, live_procs;	/* rotation, flight recorder: named in a new file */
 	size_t followed;		/* -p/-t/command: processes followed */

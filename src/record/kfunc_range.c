@@ -20,66 +20,86 @@
 #include "record/kfunc_range.h"
 #include "offcpu.h"
 
-/* The .bss of bpf/offcpu_ksym.bpf.c. */
-struct ksym_bss {
-	char name[OFFCPU_KSYM_NAME];
-	int64_t ret;		/* bpf_kallsyms_lookup_name's */
-	uint64_t addr;
-	char text[OFFCPU_KSYM_TEXT];
+/* bpf/offcpu_ksym.bpf.c loaded once, run once per name. */
+struct lookup {
+	struct bpf_object *obj;
+	int bss, prog;		/* fds */
+	libbpf_print_fn_t print;
 };
 
-/* Loads the object with B's name and runs it once: 0 (B's answer filled), or -errno. */
-static int run_lookup(struct bpf_object *obj, struct ksym_bss *b)
+static void lookup_close(struct lookup *l)
 {
-	struct bpf_map *bss = bpf_object__find_map_by_name(obj, ".bss");
-	struct bpf_program *prog = bpf_object__find_program_by_name(obj, "name_range");
-	LIBBPF_OPTS(bpf_test_run_opts, run);
-	uint32_t zero = 0;
-	int err;
-
-	if (!bss || !prog || bpf_map__value_size(bss) != sizeof(*b))
-		return -ENOENT;
-	err = bpf_map__set_initial_value(bss, b, sizeof(*b));
-	err = err ? err : bpf_object__load(obj);
-	err = err ? err : bpf_prog_test_run_opts(bpf_program__fd(prog), &run);
-	if (!err && bpf_map_lookup_elem(bpf_map__fd(bss), &zero, b))
-		err = -errno;
-	return err;
+	bpf_object__close(l->obj);
+	libbpf_set_print(l->print);
 }
 
 /*
- * NAME's lookup into B: 0 (B->ret the helper's result; B->text NAME's %pS
- * when it is 0), or -errno (no syscall programs or no
- * bpf_kallsyms_lookup_name: before 5.16).  libbpf says nothing meanwhile:
- * an old kernel's refusal is expected, not an error.
+ * Opens and loads the object into L: 0, or -errno (no syscall programs or
+ * no bpf_kallsyms_lookup_name: before 5.16).  libbpf says nothing until
+ * lookup_close: an old kernel's refusal is expected, not an error.
  */
-static int lookup(const char *name, struct ksym_bss *b)
+static int lookup_open(struct lookup *l)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "offcpu_ksym");
-	libbpf_print_fn_t print;
-	struct bpf_object *obj;
+	struct bpf_program *prog;
+	struct bpf_map *bss;
 	int err;
 
-	memset(b, 0, sizeof(*b));
-	if (strlen(name) >= sizeof(b->name))
+	l->print = libbpf_set_print(NULL);
+	l->obj = bpf_object__open_mem(offcpu_ksym_bpf_obj,
+				      offcpu_ksym_bpf_obj_end - offcpu_ksym_bpf_obj, &oo);
+	if (!l->obj)
+		return -errno;
+	bss = bpf_object__find_map_by_name(l->obj, ".bss");
+	prog = bpf_object__find_program_by_name(l->obj, "name_range");
+	if (!bss || !prog || bpf_map__value_size(bss) != sizeof(struct offcpu_ksym))
+		return -ENOENT;
+	err = bpf_object__load(l->obj);
+	if (err)
+		return err;
+	l->bss = bpf_map__fd(bss);
+	l->prog = bpf_program__fd(prog);
+	return 0;
+}
+
+/*
+ * NAME's lookup into K: 0 (K->ret the helper's result; K->text NAME's %pS
+ * when it is 0), or -errno.
+ */
+static int lookup_run(const struct lookup *l, const char *name, struct offcpu_ksym *k)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, run);
+	uint32_t zero = 0;
+
+	memset(k, 0, sizeof(*k));
+	if (strlen(name) >= sizeof(k->name))
 		return -ENAMETOOLONG;
-	strcpy(b->name, name);
-	print = libbpf_set_print(NULL);
-	obj = bpf_object__open_mem(offcpu_ksym_bpf_obj, offcpu_ksym_bpf_obj_end - offcpu_ksym_bpf_obj,
-				   &oo);
-	err = obj ? run_lookup(obj, b) : -errno;
-	bpf_object__close(obj);
-	libbpf_set_print(print);
+	strcpy(k->name, name);
+	if (bpf_map_update_elem(l->bss, &zero, k, BPF_ANY) ||
+	    bpf_prog_test_run_opts(l->prog, &run) ||
+	    bpf_map_lookup_elem(l->bss, &zero, k))
+		return -errno;
+	k->text[sizeof(k->text) - 1] = '\0';
+	return 0;
+}
+
+/* One name's lookup: 0 (K filled, as lookup_run), or -errno. */
+static int lookup(const char *name, struct offcpu_ksym *k)
+{
+	struct lookup l = { 0 };
+	int err = lookup_open(&l);
+
+	err = err ? err : lookup_run(&l, name, k);
+	lookup_close(&l);
 	return err;
 }
 
 const char *kfunc_range(const char *name, uint64_t *lo, uint64_t *hi)
 {
 	static char how[320];
-	struct ksym_bss b;
+	struct offcpu_ksym b;
 	int err = lookup(name, &b);
 
-	b.text[sizeof(b.text) - 1] = '\0';
 	if (!err && !b.ret && !ksyms_parse_symbol(b.text, b.addr, name, lo, hi)) {
 		snprintf(how, sizeof(how), "%s [%#llx, %#llx) from a syscall program "
 			 "(bpf_kallsyms_lookup_name, %%pS)", name, (unsigned long long)*lo,
@@ -98,9 +118,63 @@ const char *kfunc_range(const char *name, uint64_t *lo, uint64_t *hi)
 	return how;
 }
 
+/*
+ * NAMES[I] by the program into LO[I], HI[I]: 1 found, 0 absent (-ENOENT),
+ * -1 left to /proc/kallsyms (not run, addresses hidden, another symbol).
+ */
+static int range_by_program(const struct lookup *l, const char *name, uint64_t *lo,
+			    uint64_t *hi)
+{
+	struct offcpu_ksym k;
+
+	*lo = *hi = 0;
+	if (lookup_run(l, name, &k))
+		return -1;
+	if (k.ret == -ENOENT)
+		return 0;
+	if (k.ret || ksyms_parse_symbol(k.text, k.addr, name, lo, hi))
+		return -1;
+	return 1;
+}
+
+const char *kfunc_ranges(const char *const *names, size_t n, uint64_t *lo, uint64_t *hi)
+{
+	static char how[256];
+	const char *rest[KFUNC_RANGES_MAX];
+	uint64_t rlo[KFUNC_RANGES_MAX], rhi[KFUNC_RANGES_MAX];
+	size_t idx[KFUNC_RANGES_MAX], nrest = 0, found = 0, absent = 0;
+	struct lookup l = { 0 };
+	int err = lookup_open(&l);
+
+	for (size_t i = 0; i < n && i < KFUNC_RANGES_MAX; i++) {
+		int r = err ? -1 : range_by_program(&l, names[i], &lo[i], &hi[i]);
+
+		found += r == 1;
+		absent += r == 0;
+		if (r < 0) {
+			idx[nrest] = i;
+			rest[nrest++] = names[i];
+		}
+	}
+	lookup_close(&l);
+	if (nrest)
+		ksyms_running_ranges(rest, nrest, rlo, rhi);
+	for (size_t j = 0; j < nrest; j++) {
+		lo[idx[j]] = rlo[j];
+		hi[idx[j]] = rhi[j];
+	}
+	if (err)
+		snprintf(how, sizeof(how), "from /proc/kallsyms (the syscall program did not run: %s)",
+			 strerror(-err));
+	else
+		snprintf(how, sizeof(how), "%zu from a syscall program (bpf_kallsyms_lookup_name, "
+			 "%%pS), %zu absent there, %zu from /proc/kallsyms", found, absent, nrest);
+	return how;
+}
+
 bool kfunc_exists(const char *name)
 {
-	struct ksym_bss b;
+	struct offcpu_ksym b;
 
 	if (!lookup(name, &b) && (!b.ret || b.ret == -ENOENT))
 		return !b.ret;

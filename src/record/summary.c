@@ -81,6 +81,9 @@ static void print_tables(const struct collector_stats *st)
 			t->stacks, t->stacks_peak, t->cached, t->cached_peak, t->procs);
 	if (st->kernel_cut)
 		fprintf(stderr, "[ offcpu: kernel stacks cut at %s ]\n", st->kernel_cut);
+	if (st->waker_ranges)
+		fprintf(stderr, "[ offcpu: --wakers: interrupt functions' ranges %s ]\n",
+			st->waker_ranges);
 	if (st->followed)
 		fprintf(stderr, "[ offcpu: processes followed at the end: %zu ]\n", st->followed);
 	if (st->live_threads || st->live_procs)

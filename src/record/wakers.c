@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/ksyms.h"
+#include "record/kfunc_range.h"
 #include "record/wakers.h"
 
 /*
@@ -38,22 +38,25 @@ static const struct { const char *name; enum waker_kind kind; } irq_funcs[] = {
 struct wakers {
 	struct stacks *stacks;
 	uint32_t pair;		/* last pair id handed out */
-	int ranges_read;	/* 0: not yet, 1: read (some may be missing) */
+	const char *ranges_how;	/* NULL: not read yet; else how (some may be missing) */
 	uint64_t lo[NR_FUNCS], hi[NR_FUNCS];	/* [lo, hi); lo 0: not found */
 	struct stack *cut;	/* the waker's kernel stack, cut */
 	uint64_t marked;	/* see wakers_take_counts */
 	uint64_t unknown;
 };
 
-/* Where each function starts and the next symbol does. */
+/*
+ * Where each function starts and the next symbol does: asked of the kernel
+ * (5.16+), /proc/kallsyms read only for what it could not answer.
+ */
 static void read_ranges(struct wakers *wk)
 {
 	const char *names[NR_FUNCS];
 
-	wk->ranges_read = 1;
+	_Static_assert(NR_FUNCS <= KFUNC_RANGES_MAX, "too many functions for kfunc_ranges");
 	for (size_t i = 0; i < NR_FUNCS; i++)
 		names[i] = irq_funcs[i].name;
-	ksyms_running_ranges(names, NR_FUNCS, wk->lo, wk->hi);
+	wk->ranges_how = kfunc_ranges(names, NR_FUNCS, wk->lo, wk->hi);
 }
 
 static int func_at(const struct wakers *wk, uint64_t ip)
@@ -92,7 +95,7 @@ static enum waker_kind classify(struct wakers *wk, const struct offcpu_waker *w,
 	uint32_t from = 0, to = k ? k->nr : 0;
 	bool ttwu = false;
 
-	if (!wk->ranges_read)
+	if (!wk->ranges_how)
 		read_ranges(wk);
 	for (uint32_t i = 0; i < to; i++) {
 		int f = func_at(wk, k->ip[i]);
@@ -183,6 +186,11 @@ struct wakers *wakers_new(struct stacks *st, uint32_t max_stack)
 		return NULL;
 	}
 	return wk;
+}
+
+const char *wakers_ranges_how(const struct wakers *wk)
+{
+	return wk ? wk->ranges_how : NULL;
 }
 
 void wakers_take_counts(struct wakers *wk, uint64_t *marked, uint64_t *unknown)

@@ -30,6 +30,9 @@ struct wakers *wakers_new(struct stacks *st, uint32_t max_stack);
 int wakers_add(struct wakers *wk, struct offcpu_sample *s, const struct offcpu_waker *w,
 	       void *buf, wakers_queue_fn queue, void *ctx);
 
+/* How the interrupt functions' ranges were found (-v), or NULL: not yet. */
+const char *wakers_ranges_how(const struct wakers *wk);
+
 /*
  * Task wakers shown without their user stack so far: an interrupt marker
  * said interrupt where the kernel stack says task (MARKED), or the id named
