@@ -52,6 +52,7 @@ CASES=(
 	"kwalk-no-riscv|src/unwind/ktables.c|s/#define KT_MACHINE EM_RISCV/#define KT_MACHINE EM_S390/|qemu:riscv64-6.12"
 	"kwalk-armhf-thumb|bpf/offcpu_unwind.bpf.h|s/#define KU_PC_MASK\t\(~1ull\)/#define KU_PC_MASK\t(~0ull)/|qemu:armhf-6.12"
 	"kwalk-ra-off|bpf/offcpu_unwind.bpf.h|s/cfa \+ \(__s64\)r->ra_off, &ra\)/cfa + (__s64)r->ra_off + 4, &ra)/|qemu:armhf-6.12"
+	"kwalk-pc-only|bpf/offcpu_unwind.bpf.h|s/\t\tif \(i >= n && i < \(int\)max\)\n/\t\tif (i >= 1 \&\& i < (int)max)\n/|qemu:x86_64-6.12"
 )
 
 # A copy of the working tree (tracked files as they are now) with the

@@ -49,10 +49,24 @@ fi
 # The distro check (check.py's distro_verdict: perf_check.py distro) must be
 # able to fail on a guest's recording: the same output against a workload
 # that claims 15 % more time in each distro_* function.
-dd=$ROOT/build/qemu/x86_64/trixie/distro
-if [ -s "$dd/perf.data" ] && [ -s "$dd/workload.out" ]; then
-	awk '$1 == "path" { $3 = sprintf("%.0f", $3 * 1.15) } 1' "$dd/workload.out" > "$WORK/distro-wrong.out"
-	check_fails qemu-distro-check-can-fail "a 15 % wrong distro measurement passed" \
-		python3 "$ROOT/tests/perf_check.py" distro "$dd/perf.data" "$WORK/distro-wrong.out" \
+# The same for the kernel walker's recording (--unwind-in verify: its
+# samples carry the walked stacks), and its user stacks cut to their
+# innermost frame, as a walker that stopped after the pc would leave them.
+for sub in distro distro-kunwind; do
+	dd=$ROOT/build/qemu/x86_64/trixie/$sub
+	[ -s "$dd/perf.data" ] && [ -s "$dd/workload.out" ] || continue
+	awk '$1 == "path" { $3 = sprintf("%.0f", $3 * 1.15) } 1' "$dd/workload.out" > "$WORK/$sub-wrong.out"
+	check_fails qemu-$sub-check-can-fail "a 15 % wrong distro measurement passed" \
+		python3 "$ROOT/tests/perf_check.py" distro "$dd/perf.data" "$WORK/$sub-wrong.out" \
 		--folded "$dd/folded.txt" --symfs "$ROOT/build/qemu/x86_64/root"
+done
+dd=$ROOT/build/qemu/x86_64/trixie/distro-kunwind
+if [ -s "$dd/folded.txt" ]; then
+	awk '{ us = $NF; $NF = ""; sub(/ $/, ""); n = split($0, f, ";"); s = f[1]; u = 0
+	       for (i = 2; i <= n; i++) if (f[i] !~ /_\[k\]$/) u = i
+	       for (i = 2; i <= n; i++) if (i == u || f[i] ~ /_\[k\]$/) s = s ";" f[i]
+	       print s, us }' "$dd/folded.txt" > "$WORK/kunwind-cut.folded"
+	check_fails qemu-kunwind-cut-stacks-fail "user stacks cut to their innermost frame passed" \
+		python3 "$ROOT/tests/perf_check.py" distro "$dd/perf.data" "$dd/workload.out" \
+		--folded "$WORK/kunwind-cut.folded" --symfs "$ROOT/build/qemu/x86_64/root"
 fi
