@@ -119,8 +119,7 @@ struct kt_learn {
 
 struct ktables {
 	int rows_fd, files_fd, procs_fd, want_fd;
-	struct offcpu_krow *pool;	/* ku_rows, mapped */
-	size_t pool_bytes;
+	long page;			/* ku_rows is mapped a window at a time (pool_write) */
 	uint32_t nr_rows, head;		/* the ring's next free row */
 	uint32_t next_id, next_slot;
 	struct kt_file **files;
@@ -372,6 +371,26 @@ static int file_table(struct kt_file *f, struct cfi_file *cf, int fd, uint32_t p
 }
 
 /*
+ * ROWS (N) into the pool from row FIRST on, through a mapping of their pages
+ * only (BPF_F_MMAPABLE: a file's thousands of rows cost no syscall each).
+ * The whole pool stayed mapped before: mapping a BPF array inserts all its
+ * pages at once, 4 MiB of the process's RSS for rows it never reads.
+ */
+static int pool_write(struct ktables *k, uint32_t first, const struct offcpu_krow *rows,
+		      size_t n)
+{
+	size_t lo = (size_t)first * sizeof(*rows), hi = lo + n * sizeof(*rows);
+	size_t off = lo / k->page * k->page, len = hi - off;
+	char *w = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, k->rows_fd, (off_t)off);
+
+	if (w == MAP_FAILED)
+		return -1;
+	memcpy(w + (lo - off), rows, n * sizeof(*rows));
+	munmap(w, len);
+	return 0;
+}
+
+/*
  * Builds F's rows from its CFI (CF, opened from FD by PID as M maps it) and
  * loads them: 0, -1 when it has none usable, -2 when they would take too
  * much of the pool, -3 when the pool holds only files loaded just now (F is
@@ -407,7 +426,8 @@ static int load_rows(struct ktables *k, struct kt_file *f, struct cfi_file *cf, 
 	first = alloc_rows(k, n, f->loaded);
 	if (first >= UINT32_MAX - 1)
 		return first == UINT32_MAX ? -2 : -3;
-	memcpy(k->pool + first, v, n * sizeof(*v));
+	if (pool_write(k, first, v, n))
+		return -1;
 	f->first = first;
 	f->n = n;
 	/* The syscall orders the rows' stores before the slot's. */
@@ -1086,7 +1106,7 @@ static int init_wake(struct ktables *k)
 struct ktables *ktables_new(int rows_fd, int files_fd, int procs_fd, int want_fd, uint32_t rows)
 {
 	struct ktables *k = calloc(1, sizeof(*k));
-	long page = sysconf(_SC_PAGESIZE);
+	void *probe;
 
 	if (!k)
 		return NULL;
@@ -1097,13 +1117,14 @@ struct ktables *ktables_new(int rows_fd, int files_fd, int procs_fd, int want_fd
 	k->nr_rows = rows;
 	k->next_id = 1;
 	k->counts.rows_max = rows;
-	k->pool_bytes = ((size_t)rows * sizeof(struct offcpu_krow) + page - 1) / page * page;
-	/* Rows written in place (BPF_F_MMAPABLE): a file's thousands cost no syscall each. */
-	k->pool = mmap(NULL, k->pool_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd, 0);
-	if (k->pool == MAP_FAILED) {
+	k->page = sysconf(_SC_PAGESIZE);
+	/* Rows are written through mappings of the map (pool_write): it must allow them. */
+	probe = mmap(NULL, (size_t)k->page, PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd, 0);
+	if (probe == MAP_FAILED) {
 		free(k);
 		return NULL;
 	}
+	munmap(probe, (size_t)k->page);
 	atomic_init(&k->stop, false);
 	pthread_mutex_init(&k->lock, NULL);
 	if (init_wake(k))
@@ -1116,7 +1137,6 @@ no_thread:
 	pthread_cond_destroy(&k->wake);
 no_wake:
 	pthread_mutex_destroy(&k->lock);
-	munmap(k->pool, k->pool_bytes);
 	free(k);
 	return NULL;
 }
@@ -1138,7 +1158,6 @@ void ktables_free(struct ktables *k)
 	if (!k)
 		return;
 	ktables_stop(k);
-	munmap(k->pool, k->pool_bytes);
 	while (k->todo_n) {
 		free(k->todo[k->todo_head]);
 		k->todo_head = (k->todo_head + 1) % KT_TODO;
