@@ -507,6 +507,9 @@ static void load_file(struct ktables *k, struct kt_file *f, uint32_t pid, const 
 		cfi_file_close(cf);
 		close(fd);
 	}
+	/* A whole file's CFI kept from part_large: its rows are built now. */
+	if (w == f && !f->parts)
+		close_cfi(f);
 }
 
 /* F gets a slot and a fresh id, without rows yet. */
@@ -665,6 +668,16 @@ static bool part_large(struct ktables *k, struct kt_file *f, uint32_t pid,
 		return true;
 	}
 	f->sized = true;
+	/*
+	 * Its rows are built next (want_rows): opening a file's CFI reads and
+	 * checks all its FDEs, the larger part of the loader's time, so the
+	 * build takes this one (load_file) rather than reading them again.
+	 */
+	if (cf && !f->cf) {
+		f->cf = cf;
+		f->cf_fd = fd;
+		return false;
+	}
 	cfi_file_close(cf);
 	close(fd);
 	return false;
@@ -683,8 +696,11 @@ static void want_rows(struct ktables *k, struct kt_file *f, uint32_t pid, const 
 	for (uint32_t i = 0; i < k->todo_n; i++)
 		if (k->todo[(k->todo_head + i) % KT_TODO]->f == f)
 			return;
-	if (k->todo_n == KT_TODO || !(t = malloc(sizeof(*t))))
+	if (k->todo_n == KT_TODO || !(t = malloc(sizeof(*t)))) {
+		if (!f->whole && !f->parts)
+			close_cfi(f);	/* kept for a build that does not come */
 		return;		/* asked again at its next miss */
+	}
 	*t = (struct kt_todo){ .f = f, .pid = pid, .m = *m };
 	k->todo[(k->todo_head + k->todo_n++) % KT_TODO] = t;
 }
@@ -702,6 +718,8 @@ static bool build_one(struct ktables *k)
 	k->todo_n--;
 	if (t->f->id && !t->f->n && !t->f->no_rows && !t->f->parts)
 		load_file(k, t->f, t->pid, &t->m);
+	else if (!t->f->whole && !t->f->parts)
+		close_cfi(t->f);	/* no longer wanted: its kept CFI goes */
 	free(t);
 	k->counts.load_ns += mono_ns() - t0;
 	return true;
