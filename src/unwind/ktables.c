@@ -121,6 +121,8 @@ struct ktables {
 	int rows_fd, files_fd, procs_fd, want_fd;
 	long page;			/* ku_rows is mapped a window at a time (pool_write) */
 	uint32_t nr_rows, head;		/* the ring's next free row */
+	/* Until then the ring's head holds a file loaded just now: loads wait (load_file). */
+	uint64_t busy_until;
 	uint32_t next_id, next_slot;
 	struct kt_file **files;
 	size_t nr_files;
@@ -241,9 +243,13 @@ static uint32_t alloc_rows(struct ktables *k, uint32_t n, uint64_t now)
 	if (n > k->nr_rows / KT_POOL_SHARE)
 		return UINT32_MAX;
 	first = k->head + n > k->nr_rows ? 0 : k->head;
+	k->busy_until = 0;
 	for (size_t i = 0; i < k->nr_files; i++)
-		if (overlaps(k->files[i], first, n) && now - k->files[i]->loaded < KT_KEEP_NS)
-			return UINT32_MAX - 1;
+		if (overlaps(k->files[i], first, n) && now - k->files[i]->loaded < KT_KEEP_NS &&
+		    k->files[i]->loaded + KT_KEEP_NS > k->busy_until)
+			k->busy_until = k->files[i]->loaded + KT_KEEP_NS;
+	if (k->busy_until)
+		return UINT32_MAX - 1;
 	for (size_t i = 0; i < k->nr_files; i++)
 		if (overlaps(k->files[i], first, n)) {
 			give_back(k, k->files[i]);
@@ -472,6 +478,17 @@ static void load_file(struct ktables *k, struct kt_file *f, uint32_t pid, const 
 	struct cfi_file *cf = w->cf;
 	int fd = w->cf_fd;
 
+	/*
+	 * The pool's head is still held by a file loaded under KT_KEEP_NS ago:
+	 * these rows would be built to be put off again.  On a busy machine
+	 * (the pool turning over) each such try opened the file's CFI and
+	 * built its rows for nothing, most of the loader's time; the file is
+	 * asked for again at its next miss.
+	 */
+	if (mono_ns() < k->busy_until) {
+		k->counts.deferred++;
+		return;
+	}
 	if (!cf) {
 		fd = unwind_open_mapped(pid, m);
 		if (fd < 0) {
