@@ -294,7 +294,8 @@ struct offcpu_ucache {
  * that read the old slot has ended: a walk runs with the CPU's runqueue
  * locked and lasts microseconds; the tag catches the rest), but never a
  * file loaded less than 2 s ago: a working set larger than the pool leaves
- * the newcomers copied rather than thrashing.  A file given back is loaded
+ * the newcomers copied rather than thrashing (put off before their rows
+ * are built, until the head's file is 2 s old).  A file given back is loaded
  * again at its next miss.  A process's entry is deleted when its leader
  * exits; any left over (the map was created before) leave when it fills.
  *
