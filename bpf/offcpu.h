@@ -274,7 +274,8 @@ struct offcpu_ucache {
  * the same thread too: once user space has unwound it, the files its frames
  * lie in get their rows (a process whose first block was copied reuses it
  * from the stack cache after, and its walks would never come back to ask
- * for the rest).  So only files that stacks pass through are built and
+ * for the rest; not the start-up scan's copies of threads asleep, which
+ * mostly sleep on).  So only files that stacks pass through are built and
  * loaded.  A process forked from one with an
  * entry gets a copy of it at fork, under its own mm (its mappings are the
  * parent's until it execs, which changes mm, or maps something new, where
