@@ -274,7 +274,8 @@ struct offcpu_ucache {
  * the same thread too: once user space has unwound it, the files its frames
  * lie in get their rows (a process whose first block was copied reuses it
  * from the stack cache after, and its walks would never come back to ask
- * for the rest).  So only files that stacks pass through are built and
+ * for the rest; not the start-up scan's copies of threads asleep, which
+ * mostly sleep on).  So only files that stacks pass through are built and
  * loaded.  A process forked from one with an
  * entry gets a copy of it at fork, under its own mm (its mappings are the
  * parent's until it execs, which changes mm, or maps something new, where
@@ -294,7 +295,8 @@ struct offcpu_ucache {
  * that read the old slot has ended: a walk runs with the CPU's runqueue
  * locked and lasts microseconds; the tag catches the rest), but never a
  * file loaded less than 2 s ago: a working set larger than the pool leaves
- * the newcomers copied rather than thrashing.  A file given back is loaded
+ * the newcomers copied rather than thrashing (put off before their rows
+ * are built, until the head's file is 2 s old).  A file given back is loaded
  * again at its next miss.  A process's entry is deleted when its leader
  * exits; any left over (the map was created before) leave when it fills.
  *

@@ -19,6 +19,8 @@
 #  - the copy path behind the ring: copies of children gone (exited, or
 #    exec'ed) before they are unwound use the maps kept at their fork or
 #    from their MMAP2 records, whole (see gone below).
+#  - the row pool never kept mapped in the recorder (its RSS): rows are
+#    written through a window of their own pages.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 T=kunwind
@@ -408,4 +410,33 @@ live() {
 if [ -x "$WORK/burst" ]; then
 	live fork child_sleep
 	live exec execd_sleep
+fi
+
+# The row pool is written a window at a time (ktables.c, pool_write), never
+# kept mapped: mapping a BPF array puts all its pages in the process's RSS
+# at once (4 MiB by default), for rows it only writes.  With a 32 MiB pool,
+# no mapping of a map that large may stay while rows load.
+pool_rows=2097152
+"$OFFCPU" -v --unwind-in kernel --unwind-rows $pool_rows -o "$WORK/pool.data" -- "$DISTRO" -t 2 \
+	>"$WORK/pool.out" 2>"$WORK/pool.err" &
+pool_pid=$!
+largest=0
+if wait_recording "$WORK/pool.err"; then
+	for _ in $(seq 1 15); do
+		while read -r range _ _ _ _ name; do
+			[ "$name" = "anon_inode:bpf-map" ] || continue
+			size=$(( 16#${range#*-} - 16#${range%-*} ))
+			[ $size -gt $largest ] && largest=$size
+		done < /proc/$pool_pid/maps
+		sleep 0.1
+	done
+fi
+wait $pool_pid
+pool_loaded=$(sed -nE 's/.*kernel unwinding rows: ([0-9]+) files.*/\1/p' "$WORK/pool.err")
+echo "    largest BPF map mapping while rows loaded: $((largest / 1024)) KiB; files loaded ${pool_loaded:-?}"
+if [ "${pool_loaded:-0}" -gt 0 ] && [ $largest -lt $((pool_rows * 16)) ]; then
+	pass $T-pool-not-mapped
+else
+	fail $T-pool-not-mapped "largest mapping $largest B (the pool: $((pool_rows * 16))), files loaded ${pool_loaded:-?} (at least 1)"
+	explain "$WORK/pool.err"
 fi

@@ -438,11 +438,17 @@ static void flight_trigger(struct collector *c, const struct offcpu_event *e)
 /*
  * --unwind-in kernel: copy C's stack was walked in the kernel too (verify:
  * the same frames?), or the walk missed: the loader loads the rows of the
- * files the unwound frames lie in.
+ * files the unwound frames lie in.  Not for the copies of threads asleep
+ * at the start (offcpu_blocked.bpf.h's scan, its own CPU field): most
+ * sleep on (a whole system's idle daemons), their next block where they
+ * slept reuses the copy from the stack cache, and a block elsewhere asks
+ * for its files when its walk misses; loading every file they lie in
+ * was most of the loader's work at start-up.
  */
 static void kernel_walk_copied(struct collector *c, const struct offcpu_ucopy *copy)
 {
 	const struct stack *k, *u = stacks_get(c->stacks, copy->id, false);
+	uint32_t cpu = copy->id >> OFFCPU_DWARF_CPU_SHIFT & (OFFCPU_DWARF_CPUS - 1);
 
 	/* Its block carries the walked stack: this copy is not a miss. */
 	if (copy->kernel_id)
@@ -450,6 +456,8 @@ static void kernel_walk_copied(struct collector *c, const struct offcpu_ucopy *c
 	if (!u)
 		return;
 	if (!copy->kernel_id) {
+		if (cpu == OFFCPU_DWARF_SCAN_CPU)
+			return;
 		ktables_learn(c->kt, copy->pid, copy->mm, u->ip, u->nr);
 		return;
 	}

@@ -119,9 +119,10 @@ struct kt_learn {
 
 struct ktables {
 	int rows_fd, files_fd, procs_fd, want_fd;
-	struct offcpu_krow *pool;	/* ku_rows, mapped */
-	size_t pool_bytes;
+	long page;			/* ku_rows is mapped a window at a time (pool_write) */
 	uint32_t nr_rows, head;		/* the ring's next free row */
+	/* Until then the ring's head holds a file loaded just now: loads wait (load_file). */
+	uint64_t busy_until;
 	uint32_t next_id, next_slot;
 	struct kt_file **files;
 	size_t nr_files;
@@ -242,9 +243,13 @@ static uint32_t alloc_rows(struct ktables *k, uint32_t n, uint64_t now)
 	if (n > k->nr_rows / KT_POOL_SHARE)
 		return UINT32_MAX;
 	first = k->head + n > k->nr_rows ? 0 : k->head;
+	k->busy_until = 0;
 	for (size_t i = 0; i < k->nr_files; i++)
-		if (overlaps(k->files[i], first, n) && now - k->files[i]->loaded < KT_KEEP_NS)
-			return UINT32_MAX - 1;
+		if (overlaps(k->files[i], first, n) && now - k->files[i]->loaded < KT_KEEP_NS &&
+		    k->files[i]->loaded + KT_KEEP_NS > k->busy_until)
+			k->busy_until = k->files[i]->loaded + KT_KEEP_NS;
+	if (k->busy_until)
+		return UINT32_MAX - 1;
 	for (size_t i = 0; i < k->nr_files; i++)
 		if (overlaps(k->files[i], first, n)) {
 			give_back(k, k->files[i]);
@@ -372,6 +377,26 @@ static int file_table(struct kt_file *f, struct cfi_file *cf, int fd, uint32_t p
 }
 
 /*
+ * ROWS (N) into the pool from row FIRST on, through a mapping of their pages
+ * only (BPF_F_MMAPABLE: a file's thousands of rows cost no syscall each).
+ * The whole pool stayed mapped before: mapping a BPF array inserts all its
+ * pages at once, 4 MiB of the process's RSS for rows it never reads.
+ */
+static int pool_write(struct ktables *k, uint32_t first, const struct offcpu_krow *rows,
+		      size_t n)
+{
+	size_t lo = (size_t)first * sizeof(*rows), hi = lo + n * sizeof(*rows);
+	size_t off = lo / k->page * k->page, len = hi - off;
+	char *w = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, k->rows_fd, (off_t)off);
+
+	if (w == MAP_FAILED)
+		return -1;
+	memcpy(w + (lo - off), rows, n * sizeof(*rows));
+	munmap(w, len);
+	return 0;
+}
+
+/*
  * Builds F's rows from its CFI (CF, opened from FD by PID as M maps it) and
  * loads them: 0, -1 when it has none usable, -2 when they would take too
  * much of the pool, -3 when the pool holds only files loaded just now (F is
@@ -407,7 +432,8 @@ static int load_rows(struct ktables *k, struct kt_file *f, struct cfi_file *cf, 
 	first = alloc_rows(k, n, f->loaded);
 	if (first >= UINT32_MAX - 1)
 		return first == UINT32_MAX ? -2 : -3;
-	memcpy(k->pool + first, v, n * sizeof(*v));
+	if (pool_write(k, first, v, n))
+		return -1;
 	f->first = first;
 	f->n = n;
 	/* The syscall orders the rows' stores before the slot's. */
@@ -452,6 +478,17 @@ static void load_file(struct ktables *k, struct kt_file *f, uint32_t pid, const 
 	struct cfi_file *cf = w->cf;
 	int fd = w->cf_fd;
 
+	/*
+	 * The pool's head is still held by a file loaded under KT_KEEP_NS ago:
+	 * these rows would be built to be put off again.  On a busy machine
+	 * (the pool turning over) each such try opened the file's CFI and
+	 * built its rows for nothing, most of the loader's time; the file is
+	 * asked for again at its next miss.
+	 */
+	if (mono_ns() < k->busy_until) {
+		k->counts.deferred++;
+		return;
+	}
 	if (!cf) {
 		fd = unwind_open_mapped(pid, m);
 		if (fd < 0) {
@@ -487,6 +524,9 @@ static void load_file(struct ktables *k, struct kt_file *f, uint32_t pid, const 
 		cfi_file_close(cf);
 		close(fd);
 	}
+	/* A whole file's CFI kept from part_large: its rows are built now. */
+	if (w == f && !f->parts)
+		close_cfi(f);
 }
 
 /* F gets a slot and a fresh id, without rows yet. */
@@ -645,6 +685,16 @@ static bool part_large(struct ktables *k, struct kt_file *f, uint32_t pid,
 		return true;
 	}
 	f->sized = true;
+	/*
+	 * Its rows are built next (want_rows): opening a file's CFI reads and
+	 * checks all its FDEs, the larger part of the loader's time, so the
+	 * build takes this one (load_file) rather than reading them again.
+	 */
+	if (cf && !f->cf) {
+		f->cf = cf;
+		f->cf_fd = fd;
+		return false;
+	}
 	cfi_file_close(cf);
 	close(fd);
 	return false;
@@ -663,8 +713,11 @@ static void want_rows(struct ktables *k, struct kt_file *f, uint32_t pid, const 
 	for (uint32_t i = 0; i < k->todo_n; i++)
 		if (k->todo[(k->todo_head + i) % KT_TODO]->f == f)
 			return;
-	if (k->todo_n == KT_TODO || !(t = malloc(sizeof(*t))))
+	if (k->todo_n == KT_TODO || !(t = malloc(sizeof(*t)))) {
+		if (!f->whole && !f->parts)
+			close_cfi(f);	/* kept for a build that does not come */
 		return;		/* asked again at its next miss */
+	}
 	*t = (struct kt_todo){ .f = f, .pid = pid, .m = *m };
 	k->todo[(k->todo_head + k->todo_n++) % KT_TODO] = t;
 }
@@ -682,6 +735,8 @@ static bool build_one(struct ktables *k)
 	k->todo_n--;
 	if (t->f->id && !t->f->n && !t->f->no_rows && !t->f->parts)
 		load_file(k, t->f, t->pid, &t->m);
+	else if (!t->f->whole && !t->f->parts)
+		close_cfi(t->f);	/* no longer wanted: its kept CFI goes */
 	free(t);
 	k->counts.load_ns += mono_ns() - t0;
 	return true;
@@ -1086,7 +1141,7 @@ static int init_wake(struct ktables *k)
 struct ktables *ktables_new(int rows_fd, int files_fd, int procs_fd, int want_fd, uint32_t rows)
 {
 	struct ktables *k = calloc(1, sizeof(*k));
-	long page = sysconf(_SC_PAGESIZE);
+	void *probe;
 
 	if (!k)
 		return NULL;
@@ -1097,13 +1152,14 @@ struct ktables *ktables_new(int rows_fd, int files_fd, int procs_fd, int want_fd
 	k->nr_rows = rows;
 	k->next_id = 1;
 	k->counts.rows_max = rows;
-	k->pool_bytes = ((size_t)rows * sizeof(struct offcpu_krow) + page - 1) / page * page;
-	/* Rows written in place (BPF_F_MMAPABLE): a file's thousands cost no syscall each. */
-	k->pool = mmap(NULL, k->pool_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd, 0);
-	if (k->pool == MAP_FAILED) {
+	k->page = sysconf(_SC_PAGESIZE);
+	/* Rows are written through mappings of the map (pool_write): it must allow them. */
+	probe = mmap(NULL, (size_t)k->page, PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd, 0);
+	if (probe == MAP_FAILED) {
 		free(k);
 		return NULL;
 	}
+	munmap(probe, (size_t)k->page);
 	atomic_init(&k->stop, false);
 	pthread_mutex_init(&k->lock, NULL);
 	if (init_wake(k))
@@ -1116,7 +1172,6 @@ no_thread:
 	pthread_cond_destroy(&k->wake);
 no_wake:
 	pthread_mutex_destroy(&k->lock);
-	munmap(k->pool, k->pool_bytes);
 	free(k);
 	return NULL;
 }
@@ -1138,7 +1193,6 @@ void ktables_free(struct ktables *k)
 	if (!k)
 		return;
 	ktables_stop(k);
-	munmap(k->pool, k->pool_bytes);
 	while (k->todo_n) {
 		free(k->todo[k->todo_head]);
 		k->todo_head = (k->todo_head + 1) % KT_TODO;
