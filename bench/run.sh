@@ -207,18 +207,48 @@ load_time() {	# messaging|pipe -> seconds
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# slowdown NAME LOAD: ratio of medians, RUNS runs without and with the
-# profiler, alternating (the profiler is started and stopped around each).
-slowdown() {
-	local i base="" prof=""
-	for i in $(seq 1 "$RUNS"); do
-		base+="$(load_time "$2")"$'\n'
-		start "$1"
-		prof+="$(load_time "$2")"$'\n'
-		stop
+# ratio3 X A B: X over the mean of A and B, or n/a.
+ratio3() {
+	awk -v x="$1" -v a="$2" -v b="$3" 'BEGIN { if (x > 0 && a > 0 && b > 0)
+		printf "%.4f", 2 * x / (a + b); else printf "n/a" }'
+}
+
+# slowdown_rounds LOAD L: RUNS rounds that take every profiler in turn (the
+# order rotated each round), a base run without a profiler before and after
+# each profiled run: B P1 B P2 B ... Each profiled run is divided by the mean
+# of its two neighbouring base runs, so a drift of the machine (the other
+# jobs of this VM, frequency) cancels within the pair and hits every
+# profiler alike; a first, discarded run warms the caches. `sync` after each
+# stop: the recording's dirty pages (perf writes all its samples on exit)
+# are not written back during the next base run, which made it slow and
+# perf's ratio < 1. RATIOS_L[p]: the ratios, one per round in round order;
+# SLOW_L[p] their median, SPREAD_L[p] "min–max".
+slowdown_rounds() {
+	local load=$1 r p b0 b1 x i n
+	local -n rat=RATIOS_$2 med=SLOW_$2 spr=SPREAD_$2
+	local -a ps=($PROFILERS)
+	load_time "$load" >/dev/null
+	b0=$(load_time "$load")
+	for r in $(seq 1 "$RUNS"); do
+		n=${#ps[@]}
+		for i in $(seq 0 $(( n - 1 ))); do
+			p=${ps[$(( (i + r - 1) % n ))]}
+			start "$p"
+			x=$(load_time "$load")
+			stop
+			sync
+			b1=$(load_time "$load")
+			rat[$p]+="$(ratio3 "$x" "$b0" "$b1") "
+			b0=$b1
+		done
 	done
-	awk -v a="$(grep . <<<"$prof" | median)" -v b="$(grep . <<<"$base" | median)" \
-		'BEGIN { printf "%.3f", a / b }'
+	for p in $PROFILERS; do
+		med[$p]=$(tr ' ' '\n' <<<"${rat[$p]}" | grep -E '^[0-9.]+$' | median |
+			awk 'NF { printf "%.3f", $1 }')
+		spr[$p]=$(tr ' ' '\n' <<<"${rat[$p]}" | grep -E '^[0-9.]+$' | sort -g |
+			awk 'NR == 1 { a = $1 } { b = $1 } END { if (NR) printf "%.3f–%.3f", a, b }')
+		[ -n "${med[$p]}" ] || med[$p]=n/a
+	done
 }
 
 # copies NAME: "SENT:FALLBACK:KERNEL" from offcpu's -v summary: user stacks
@@ -266,10 +296,9 @@ measure() {
 	# offcpu with CFI: the rows it built (ordinary memory, within
 	# --unwind-tables), part of that RSS.
 	ROW_CFI[$1]=$(sed -n 's/.*CFI: [0-9]* files read, \([0-9.]*\) MiB of rows.*/\1/p' "$OUT/$1.err" 2>/dev/null)
-	SLOW_M[$1]=$(slowdown "$1" messaging)
-	SLOW_P[$1]=$(slowdown "$1" pipe)
-	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$1" "$(unwinding "$1")" \
-		"${PE[$1]}" "${UCPU[$1]}" "${COPIES[$1]}" "${SLOW_M[$1]}" "${SLOW_P[$1]}" "$mem" "$r" "$su" "$bytes"
+	printf '| %s | %s | %s | %s | %s | %s (%s) | %s (%s) | %s | %s | %s | %s |\n' "$1" \
+		"$(unwinding "$1")" "${PE[$1]}" "${UCPU[$1]}" "${COPIES[$1]}" "${SLOW_M[$1]}" \
+		"${SPREAD_M[$1]:-}" "${SLOW_P[$1]}" "${SPREAD_P[$1]:-}" "$mem" "$r" "$su" "$bytes"
 }
 
 # A load of real programs, SECS seconds: Debian's python3 (its
@@ -381,6 +410,26 @@ lowest() {	# ARRAY: "ratio profiler" of the smallest slowdown of the three
 	done | sort -g | head -1
 }
 
+# versus A B L WHAT: A's slowdown against B's from the same rounds: the
+# median of the round-by-round differences (each round's two ratios share
+# the machine's state of that round) and their range; met if that median is
+# at most 0.
+versus() {
+	local -n rat=RATIOS_$3 med=SLOW_$3 spr=SPREAD_$3
+	awk -v a="${rat[$1]:-}" -v b="${rat[$2]:-}" -v w="$4" -v na="$1" -v nb="$2" \
+		-v l="$([ $3 = M ] && echo messaging || echo pipe)" \
+		-v ma="${med[$1]:-?}" -v mb="${med[$2]:-?}" -v sa="${spr[$1]:-}" -v sb="${spr[$2]:-}" 'BEGIN {
+		k = split(a, x, " "); split(b, y, " "); n = 0; le = 0
+		for (i = 1; i <= k; i++) if (x[i] ~ /^[0-9.]+$/ && y[i] ~ /^[0-9.]+$/) {
+			d[++n] = x[i] - y[i]; le += d[n] <= 0 }
+		printf "- %s slowdown, %s: %s %s (%s) vs %s %s (%s); ", l, w, na, ma, sa, nb, mb, sb
+		if (!n) { print "not measured"; exit }
+		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (d[j] < d[i]) { t = d[i]; d[i] = d[j]; d[j] = t }
+		m = n % 2 ? d[(n + 1) / 2] : (d[n / 2] + d[n / 2 + 1]) / 2
+		printf "round by round %s − %s: median %+.3f (%+.3f to %+.3f), no worse in %d of %d rounds: %s\n",
+			na, nb, m, d[1], d[n], le, n, m <= 0 ? "met" : "NOT met" }'
+}
+
 rest() { awk -v a="$1" -v b="$2" 'BEGIN { if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/) printf "%.1f", a - b }'; }
 
 summary() {
@@ -438,12 +487,10 @@ summary() {
 		"${ROW_SU[$uf]:-?} / ${ROW_SU[$kf]:-?} ms (target ≤ 150): $(atmost 150 "${ROW_SU[$u]:-}" \
 		"${ROW_SU[$k]:-}" "${ROW_SU[$uf]:-}" "${ROW_SU[$kf]:-}")"
 	for l in M P; do
-		local -n sl=SLOW_$l
-		echo "- $([ $l = M ] && echo messaging || echo pipe) slowdown, like for like:" \
-			"user stacks offcpu ${sl[$u]:-?} (fp ${sl[$uf]:-?}) vs perf ${sl[perf-offcpu]:-?};" \
-			"kernel + user offcpu ${sl[$k]:-?} (fp ${sl[$kf]:-?}) vs offcputime ${sl[offcputime]:-?};" \
-			"lowest of the three (offcpu's default): $(lowest SLOW_$l)"
-		unset -n sl
+		versus offcpu-user perf-offcpu $l "user stacks"
+		versus offcpu-kernel-user offcputime $l "kernel + user"
+		echo "- $([ $l = M ] && echo messaging || echo pipe) slowdown, lowest of the three" \
+			"(offcpu's default): $(lowest SLOW_$l)"
 	done
 }
 
@@ -461,7 +508,8 @@ for m in proc sys dev; do	# only those not mounted already
 done
 sysctl -q -w kernel.bpf_stats_enabled=1
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
-declare -A PE=() UCPU=() WHOLE=() COPIES=() ROW_CFI=() ROW_MEM=() ROW_RSS=() ROW_SU=() SLOW_M=() SLOW_P=()
+declare -A PE=() UCPU=() WHOLE=() COPIES=() ROW_CFI=() ROW_MEM=() ROW_RSS=() ROW_SU=() SLOW_M=() SLOW_P=() \
+	SPREAD_M=() SPREAD_P=() RATIOS_M=() RATIOS_P=()
 {
 	LOAD0=$(loadavg) T0=$(date -u +%H:%M)
 	# Per-event cost first, in rounds over all profilers.
@@ -484,6 +532,9 @@ declare -A PE=() UCPU=() WHOLE=() COPIES=() ROW_CFI=() ROW_MEM=() ROW_RSS=() ROW
 		WHOLE[$p]=$(awk -v a="${PE[$p]}" -v b="${UCPU[$p]}" \
 			'BEGIN { if (a ~ /^[0-9]+$/ && b ~ /^[0-9]+$/) print a + b; else print "n/a" }')
 	done
+	# Then the slowdowns, in rounds over all profilers too.
+	slowdown_rounds messaging M
+	slowdown_rounds pipe P
 	echo "# offcpu overhead, $(date -u +%Y-%m-%d), $(uname -r), $(nproc) CPUs"
 	echo
 	echo "| profiler | user stacks | ns per sched_switch | profiler CPU ns per switch | copies / fp fallbacks | messaging slowdown | pipe slowdown | locked MiB | RSS MiB | start-up ms | perf.data B/s |"
@@ -507,9 +558,10 @@ declare -A PE=() UCPU=() WHOLE=() COPIES=() ROW_CFI=() ROW_MEM=() ROW_RSS=() ROW
 	echo "*-nocache is offcpu with \`--stack-cache off\`; kernel-walk-only is one bpf_get_stackid"
 	echo "of the kernel stack per switch-out of a sleeping thread and nothing else"
 	echo "(bench/kstack.bpf.c); *-tp-hash is offcpu's BTF-free variant (\`--btf none\`: classic"
-	echo "sched_switch tracepoint, frame pointers). Slowdown: median of $RUNS runs with the"
-	echo "profiler over the median of $RUNS runs without it, alternating (1.000 = no slowdown);"
-	echo "pipe runs pinned to CPU 0. Copies / fp fallbacks: user stacks offcpu copied for CFI"
+	echo "sched_switch tracepoint, frame pointers). Slowdown: $RUNS rounds taking the"
+	echo "profilers in turn, a run without a profiler before and after each run with one;"
+	echo "each profiled run over the mean of its two neighbours, the median of the $RUNS ratios"
+	echo "and (their range) (1.000 = no slowdown); pipe runs pinned to CPU 0. Copies / fp fallbacks: user stacks offcpu copied for CFI"
 	echo "unwinding, and those it walked by frame pointer instead because the ring buffer was"
 	echo "full (counted, \`-v\`), summed over the rounds. Locked MiB: memlock of the profiler's BPF maps after two"
 	echo "messaging runs (offcpu's dwarf stack cache grows as threads are seen)."

@@ -1168,6 +1168,7 @@ struct cfi_file {
 	void *map;		/* the file, mapped here (elf_memory), or NULL */
 	size_t map_len;
 	struct file_span keep[3];	/* the header tables, by offset: never dropped */
+	bool touched;		/* pages faulted in by build_fde since the last drop */
 	struct cfi_src src;	/* fdes: sorted, overlapping ones dropped */
 	struct cfi_regs regs;
 	unsigned int machine;
@@ -1252,7 +1253,7 @@ static void note_headers(struct cfi_file *f, const GElf_Ehdr *eh)
 /*
  * The scan at open touched the whole CFI section: give its pages back.
  * The mapping stays; the few an FDE's rows need later fault in again from
- * the page cache, and are given back once its rows are built (a fault
+ * the page cache, and are given back by the next cfi_file_drop_pages (a fault
  * maps 64 KiB around the page, past the section's ends too).  Kept, a
  * large library's section stayed in the RSS for the whole recording (7
  * MiB of the peak under messaging, 2026-11-26).  All pages but those of
@@ -1364,7 +1365,13 @@ static int build_fde(struct cfi_file *f, size_t i, size_t budget)
 	struct cfi_row *rows;
 	int rc = max_rows ? fde_rows(&f->src, &f->regs, &f->src.fdes[i], &t, max_rows) : -1;
 
-	drop_pages(f);
+	/*
+	 * Its pages are given back later, by cfi_file_drop_pages: each
+	 * madvise flushes the TLB of every CPU the recorder ran on (an IPI
+	 * into the profiled load), once per FDE built was a fifth of
+	 * offcpu's CPU under messaging (2026-11-28).
+	 */
+	f->touched = true;
 	if (rc || t.n < 2) {
 		cfi_table_free(&t);
 		return -1;
@@ -1373,6 +1380,14 @@ static int build_fde(struct cfi_file *f, size_t i, size_t budget)
 	f->rows[i] = (struct fde_built){ .rows = rows ? rows : t.rows, .n = t.n };
 	f->bytes += t.n * sizeof(*rows);
 	return 0;
+}
+
+void cfi_file_drop_pages(struct cfi_file *f)
+{
+	if (f && f->touched)
+		drop_pages(f);
+	if (f)
+		f->touched = false;
 }
 
 const struct cfi_row *cfi_file_lookup(struct cfi_file *f, uint64_t pc, size_t budget)

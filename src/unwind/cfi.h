@@ -117,6 +117,12 @@ bool cfi_file_gap_is_marked(const struct cfi_file *f);
  */
 const struct cfi_row *cfi_file_lookup(struct cfi_file *f, uint64_t pc, size_t budget);
 /*
+ * Give back the pages of F's CFI section that lookups faulted in since
+ * the last call (NULL: nothing); the caller calls it now and then (the
+ * unwinder: every drain, once a second), not after each FDE.
+ */
+void cfi_file_drop_pages(struct cfi_file *f);
+/*
  * F's FDEs (sorted by start, overlapping ones dropped; none for EHABI), and
  * the start of the I-th: a large file's rows are built and loaded by parts
  * of consecutive FDEs (src/unwind/ktables.c).

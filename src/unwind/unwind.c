@@ -913,6 +913,10 @@ void unwinder_sweep(struct unwinder *u)
 			(u->nr_forgotten - ripe) * sizeof(*u->forgotten));
 	u->nr_forgotten -= ripe;
 	u->forgotten_ripe = u->nr_forgotten;
+	for (size_t i = 0; i < u->nr_files; i++) {
+		cfi_file_drop_pages(u->files[i]->cfi);
+		cfi_file_drop_pages(u->files[i]->dbg);
+	}
 }
 
 uint32_t unwinder_unwind(struct unwinder *u, const struct offcpu_ucopy *c, bool ends_stack,

@@ -141,7 +141,8 @@ void unwinder_mmap(struct unwinder *u, uint32_t pid, uint64_t time, const struct
 /*
  * Frees the maps of pids forgotten before the previous sweep and not read
  * again since (called once per drain: a copy read that far behind its
- * process's end is not expected; it would be cut, counted, not wrong).
+ * process's end is not expected; it would be cut, counted, not wrong),
+ * and gives back the CFI pages lookups faulted in since (cfi_file_drop_pages).
  */
 void unwinder_sweep(struct unwinder *u);
 

@@ -354,6 +354,53 @@ static void test_compressed_debug_frame(void)
 	}
 }
 
+/* RssFile of this process, kB (the CFI section's pages in the mapping). */
+static long rss_file_kb(void)
+{
+	char line[128];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "RssFile: %ld", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/*
+ * Lookups keep the CFI pages they fault in until cfi_file_drop_pages (a
+ * madvise per FDE built flushed the TLB of every CPU each time), which
+ * gives them back.
+ */
+static void test_drop_pages(const char *path)
+{
+	char err[256] = "";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct cfi_file *f = fd >= 0 ? cfi_file_open(fd, err, sizeof(err)) : NULL;
+	long opened, looked, dropped;
+	size_t n = f ? cfi_file_fdes(f) : 0;
+
+	if (!f || n < 1000) {
+		printf("SKIP drop-pages: %s: %s\n", path, f ? "too few FDEs" : err);
+		goto out;
+	}
+	opened = rss_file_kb();
+	for (size_t i = 0; i < n; i++)
+		cfi_file_lookup(f, cfi_file_fde_start(f, i), 64 << 20);
+	looked = rss_file_kb();
+	cfi_file_drop_pages(f);
+	dropped = rss_file_kb();
+	result("drop-pages", looked - opened >= 64 && looked - dropped >= 64,
+	       "RssFile %ld kB at open, %ld after %zu lookups, %ld after the drop",
+	       opened, looked, n, dropped);
+out:
+	cfi_file_close(f);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* NAME of the x86_64 build beside this binary (build/x86_64/NAME), if made. */
 static void built_path(const char *name, char *out, size_t len)
 {
@@ -379,6 +426,7 @@ int main(int argc, char **argv)
 	elf_version(EV_CURRENT);
 	test_restore_state();
 	test_compressed_debug_frame();
+	test_drop_pages("/lib/x86_64-linux-gnu/libc.so.6");
 	if (argc > 1) {
 		for (int i = 1; i < argc; i++)
 			compare_file(argv[i], argv[i]);
