@@ -1384,10 +1384,10 @@ static int build_fde(struct cfi_file *f, size_t i, size_t budget)
 
 void cfi_file_drop_pages(struct cfi_file *f)
 {
-	if (f && f->touched)
-		drop_pages(f);
-	if (f)
-		f->touched = false;
+	if (!f || !f->touched)
+		return;
+	drop_pages(f);
+	f->touched = false;
 }
 
 const struct cfi_row *cfi_file_lookup(struct cfi_file *f, uint64_t pc, size_t budget)
