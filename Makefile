@@ -237,7 +237,7 @@ build/asan/offcpu: $(HOST_DEPS)
 # Unit tests: build/unit/test_X from tests/unit/test_X.c and the sources in
 # UNIT_test_X (their libraries in UNIT_LIBS_test_X), host gcc, ASan+UBSan.
 UNIT_TESTS := test_units test_id_list test_ksyms test_procmaps test_hashset test_perf_data test_symbolize test_proc test_tracefs test_cfi test_unwind test_ehabi test_archive test_flight test_ktables \
-	test_plan test_cfirows test_ringbuf
+	test_plan test_cfirows test_ringbuf test_ordered
 UNIT_test_units := src/record/btf_archive.c src/record/cli.c src/lib/id_list.c
 UNIT_LIBS_test_units := -lz
 # lib/ alone: id lists, kallsyms, the process-map model, the hash maps.
@@ -245,6 +245,8 @@ UNIT_test_id_list := src/lib/id_list.c
 UNIT_test_ksyms := src/lib/ksyms.c src/lib/procfs.c
 UNIT_test_hashset := src/lib/hashset.c
 UNIT_test_ringbuf := src/lib/ringbuf.c
+# The time-ordered queue and its record slots.
+UNIT_test_ordered := src/record/ordered.c
 UNIT_LIBS_test_ringbuf := -L$(HOSTTC)/lib -lbpf -lelf -lz
 UNIT_test_procmaps := src/lib/procmaps.c src/lib/procfs.c src/lib/ksyms.c src/lib/hashset.c
 # perf.data writer/reader alone (no libbpf).

@@ -18,11 +18,28 @@ struct ordered_event {
 	struct perf_event_header *rec;
 };
 
+/*
+ * Records up to ORDERED_SLOT_MAX bytes are copied into slots of a few
+ * power-of-two sizes, carved from chunks kept until ordered_free and reused
+ * through a free list per size: a malloc and free per record made musl's
+ * allocator map and unmap its groups under load, each unmap a TLB-flush IPI
+ * into the CPUs running the profiled load (as perf's ordered-events keeps
+ * its events in a cache).  Larger records are malloc'd.
+ */
+#define ORDERED_SLOT_MIN_SHIFT	6	/* 64 bytes */
+#define ORDERED_SLOT_CLASSES	7	/* to 4096 bytes */
+#define ORDERED_SLOT_MAX	(1u << (ORDERED_SLOT_MIN_SHIFT + ORDERED_SLOT_CLASSES - 1))
+
 struct ordered_events {
 	struct ordered_event *q;
 	size_t n, cap;
 	uint64_t seq;
 	uint64_t bytes;		/* of the records queued */
+	void *free_slots[ORDERED_SLOT_CLASSES];	/* each slot's first word: the next */
+	char *unused[ORDERED_SLOT_CLASSES];	/* the rest of the class's newest chunk */
+	size_t unused_bytes[ORDERED_SLOT_CLASSES];
+	void **chunks;		/* every chunk slots were cut from */
+	size_t nchunks;
 };
 
 /* Where a flush delivers: every record, then one end of round. */

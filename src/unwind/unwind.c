@@ -322,27 +322,25 @@ uint32_t unwind_stack(const struct offcpu_ucopy *c, uint32_t len, bool ends_stac
 		      unwind_row_fn rows, void *ctx, uint64_t *ip, uint32_t max,
 		      enum unwind_end *end, struct unwind_reads *reads)
 {
-	struct copy_view *v = calloc(1, sizeof(*v));
+	/* On the stack: a calloc and free per copy made musl map and unmap. */
+	struct copy_view v = { .sp = c->sp, .bytes = c->bytes, .len = len, .fp_src = -1,
+			       .ends_stack = ends_stack, .word = 8 };
 	struct cfi_frame f = { .pc = c->pc, .sp = c->sp, .fp = c->fp, .lr = c->lr };
 	uint32_t n = 0;
 
 	*end = UNWIND_DEPTH;
-	if (!v || !max) {
+	if (!max) {
 		if (reads)
 			*reads = (struct unwind_reads){ .overflow = true };
-		free(v);
 		return 0;
 	}
-	*v = (struct copy_view){ .sp = c->sp, .bytes = c->bytes, .len = len, .fp_src = -1,
-				 .ends_stack = ends_stack, .word = 8 };
 	ip[n++] = c->pc;
 	if (!len)
 		*end = UNWIND_UNREADABLE;
 	else
-		n = unwind_frames(v, f, rows, ctx, ip, max, end);
+		n = unwind_frames(&v, f, rows, ctx, ip, max, end);
 	if (reads)
-		keep_reads(v, reads);
-	free(v);
+		keep_reads(&v, reads);
 	return n;
 }
 
