@@ -245,9 +245,9 @@ UNIT_test_id_list := src/lib/id_list.c
 UNIT_test_ksyms := src/lib/ksyms.c src/lib/procfs.c
 UNIT_test_hashset := src/lib/hashset.c
 UNIT_test_ringbuf := src/lib/ringbuf.c
+UNIT_LIBS_test_ringbuf := -L$(HOSTTC)/lib -lbpf -lelf -lz
 # The time-ordered queue and its record slots.
 UNIT_test_ordered := src/record/ordered.c
-UNIT_LIBS_test_ringbuf := -L$(HOSTTC)/lib -lbpf -lelf -lz
 UNIT_test_procmaps := src/lib/procmaps.c src/lib/procfs.c src/lib/ksyms.c src/lib/hashset.c
 # perf.data writer/reader alone (no libbpf).
 UNIT_test_perf_data := src/format/perf_data.c src/format/perf_data_reader.c
