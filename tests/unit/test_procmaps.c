@@ -97,6 +97,36 @@ static void test_in_order(void)
 	pmap_release(&m);
 }
 
+/* Copies share one array; a change to any holder leaves the others as they were. */
+static void test_copy_shares(void)
+{
+	struct pmap a = { 0 }, b = { 0 }, c = { 0 };
+	char before[256], got[256];
+
+	pmap_add(&a, 0x1000, 0x2000, 0, &a_file);
+	pmap_add(&a, 0x3000, 0x5000, 0x10, &a_file);
+	shape(&a, before, sizeof(before));
+	pmap_copy(&b, &a);
+	pmap_copy(&c, &a);
+	CHECK("copy-shares", b.v == a.v && c.v == a.v && b.n == 2, "copied: %p %p", (void *)b.v,
+	      (void *)a.v);
+	pmap_copy(&b, &a);	/* again: still one holder more, not two */
+	pmap_add(&b, 0x3800, 0x4000, 0, &b_file);
+	shape(&a, got, sizeof(got));
+	CHECK("copy-change-apart", !strcmp(got, before) && b.n == 4 && b.v != a.v, "a: %s", got);
+	pmap_add(&a, 0x6000, 0x7000, 0, &b_file);
+	shape(&c, got, sizeof(got));
+	CHECK("copy-holder-apart", !strcmp(got, before), "c: %s", got);
+	pmap_reset(&c);
+	pmap_add(&c, 0x1000, 0x1800, 0, &b_file);
+	CHECK("copy-reset-apart", a.n == 3 && a.v[0].end == 0x2000 && c.n == 1, "a changed");
+	pmap_copy(&c, &b);	/* c's own array freed, b's shared */
+	pmap_release(&b);
+	CHECK("copy-outlives", c.n == 4 && c.v[2].file == &b_file, "n %zu", c.n);
+	pmap_release(&a);
+	pmap_release(&c);
+}
+
 static void test_set(void)
 {
 	struct pmap_set s = { 0 };
@@ -105,9 +135,10 @@ static void test_set(void)
 	pmap_add(parent, 0x1000, 0x2000, 0, &a_file);
 	pmap_set_fork(&s, 11, 10);
 	child = pmap_set_get(&s, 11, false);
-	CHECK("fork-copies", child && child->n == 1 && child->v != parent->v, "no copy");
+	CHECK("fork-copies", child && child->n == 1 && child->v[0].file == &a_file, "no copy");
 	/* A live child's maps (from /proc) stay; an exited pid's are replaced. */
 	pmap_add(child, 0x3000, 0x4000, 0, &b_file);
+	CHECK("fork-child-apart", parent->n == 1, "the child's mapping reached the parent");
 	pmap_set_fork(&s, 11, 10);
 	CHECK("fork-keeps-live", child->n == 2, "replaced");
 	pmap_set_exit(&s, 11);
@@ -207,6 +238,7 @@ static void test_zombie(void)
 int main(void)
 {
 	test_overlap();
+	test_copy_shares();
 	test_set();
 	test_in_order();
 	test_file_path();
