@@ -275,19 +275,29 @@ copies() {
 		END { printf "%d:%d:%d", s, f, k }' "$OUT/$1.err" 2>/dev/null
 }
 
-# cost NAME: "BPF-ns:CPU-ns:SENT:FALLBACK" during one messaging and one pipe
-# run: its BPF programs' time per sched_switch, the profiler's own CPU time
-# over its whole life (start-up to exit, its output written) per sched_switch,
-# and copies().
+# The voluntary switches of PID's threads so far (each a wakeup after a wait).
+wakeups() {
+	awk '/^voluntary_ctxt_switches/ { s += $2 } END { if (NR) print s }' \
+		/proc/"$1"/task/*/status 2>/dev/null
+}
+
+# cost NAME: "BPF-ns:CPU-ns:SENT:FALLBACK:KERNEL:WAKEUPS" during one messaging
+# and one pipe run: its BPF programs' time per sched_switch, the profiler's
+# own CPU time over its whole life (start-up to exit, its output written) per
+# sched_switch, copies(), and the profiler's wakeups per second while the
+# loads ran (each one a switch that preempts the load).
 cost() {
-	local pe cnt cpu=n/a
+	local pe cnt cpu=n/a w0 w1 t0 wake=n/a
 	start "$1"
+	w0=$(wakeups "$PID") t0=$(ms)
 	load_time messaging >/dev/null
 	load_time pipe >/dev/null
+	w1=$(wakeups "$PID")
+	[ -n "$w0" ] && [ -n "$w1" ] && wake=$(( (w1 - w0) * 1000 / ($(ms) - t0 + 1) ))
 	read -r pe cnt < <(per_event "$PID")
 	stop
 	[ "$cnt" -gt 0 ] && [ -n "$LIFE_NS" ] && cpu=$(( LIFE_NS / cnt ))
-	echo "$pe:$cpu:$(copies "$1")"
+	echo "$pe:$cpu:$(copies "$1"):$wake"
 }
 
 # One row; PE[NAME] holds the median per-event cost of the rounds.
@@ -475,6 +485,10 @@ summary() {
 	echo "- offcpu's own CPU per switch (copies read, CFI unwound in user space):" \
 		"CFI ${UCPU[$u]:-?} / ${UCPU[$k]:-?} ns, frame pointers ${UCPU[$uf]:-?} / ${UCPU[$kf]:-?} ns" \
 		"(user / kernel + user; no target)"
+	echo "- the profiler's wakeups per second while the loads ran (its threads' voluntary switches," \
+		"each one preempting the load): offcpu ${WAKE[$u]:-?} / ${WAKE[$k]:-?} (user / kernel + user)," \
+		"frame pointers ${WAKE[$uf]:-?} / ${WAKE[$kf]:-?}, perf --off-cpu ${WAKE[perf-offcpu]:-?}," \
+		"offcputime ${WAKE[offcputime]:-?} (no target)"
 	ratio "${PE[$u]:-}" "${PE[offcpu-user-nocache]:-}" 1 \
 		"user stacks (CFI), with the stack cache vs without"
 	ratio "${PE[$k]:-}" "${PE[offcpu-kernel-user-nocache]:-}" 1 \
@@ -521,7 +535,7 @@ for m in proc sys dev; do	# only those not mounted already
 done
 sysctl -q -w kernel.bpf_stats_enabled=1
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
-declare -A PE=() UCPU=() WHOLE=() COPIES=() ROW_CFI=() ROW_MEM=() ROW_RSS=() ROW_SU=() SLOW_M=() SLOW_P=() \
+declare -A PE=() UCPU=() WHOLE=() WAKE=() COPIES=() ROW_CFI=() ROW_MEM=() ROW_RSS=() ROW_SU=() SLOW_M=() SLOW_P=() \
 	SPREAD_M=() SPREAD_P=() RATIOS_M=() RATIOS_P=()
 {
 	LOAD0=$(loadavg) T0=$(date -u +%H:%M)
@@ -538,7 +552,8 @@ declare -A PE=() UCPU=() WHOLE=() COPIES=() ROW_CFI=() ROW_MEM=() ROW_RSS=() ROW
 		UCPU[$p]=$(tr ' ' '\n' <<<"${costs[$p]}" | cut -sd: -f2 | grep -E '^[0-9]+$' | median)
 		[ -n "${UCPU[$p]}" ] || UCPU[$p]=n/a
 		# Copies and frame-pointer fallbacks, summed over the rounds.
-		COPIES[$p]=$(tr ' ' '\n' <<<"${costs[$p]}" | awk -F: 'NF == 5 { s += $3; f += $4; k += $5 }
+		WAKE[$p]=$(tr ' ' '\n' <<<"${costs[$p]}" | cut -sd: -f6 | grep -E '^[0-9]+$' | median)
+		COPIES[$p]=$(tr ' ' '\n' <<<"${costs[$p]}" | awk -F: 'NF >= 5 { s += $3; f += $4; k += $5 }
 			END { if (!(s + f + k)) { print "–"; exit }
 				printf "%s%d / %d (%.2f %% fp)", k ? k " in kernel, " : "", s, f,
 					100 * f / (s + f + k) }')
