@@ -146,22 +146,6 @@ int ringbuf_poll(struct ringbuf *r, int timeout_ms)
 	return ringbuf_consume(r);
 }
 
-size_t ringbuf_view_pending(const struct ringbuf_view *v)
-{
-	return __atomic_load_n(v->producer_pos, __ATOMIC_ACQUIRE) -
-	       __atomic_load_n(v->consumer_pos, __ATOMIC_ACQUIRE);
-}
-
-size_t ringbuf_pending(const struct ringbuf *r)
-{
-	return ringbuf_view_pending(&r->v);
-}
-
-size_t ringbuf_size(const struct ringbuf *r)
-{
-	return r->v.size;
-}
-
 void ringbuf_free(struct ringbuf *r)
 {
 	if (!r)

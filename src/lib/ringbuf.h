@@ -39,8 +39,6 @@ struct ringbuf_view {
  * EIO for a record longer than the ring).
  */
 int ringbuf_view_consume(struct ringbuf_view *v, ringbuf_fn fn, void *ctx);
-/* The bytes V's producer has reserved past its consumer. */
-size_t ringbuf_view_pending(const struct ringbuf_view *v);
 
 struct ringbuf;
 
@@ -53,9 +51,6 @@ int ringbuf_consume(struct ringbuf *r);
  * records read, or -1 with errno set (EINTR: a signal came).
  */
 int ringbuf_poll(struct ringbuf *r, int timeout_ms);
-/* The bytes written (or being written) and not read yet, and the ring's size. */
-size_t ringbuf_pending(const struct ringbuf *r);
-size_t ringbuf_size(const struct ringbuf *r);
 void ringbuf_free(struct ringbuf *r);
 
 #endif

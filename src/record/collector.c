@@ -38,15 +38,6 @@
  */
 #define DRAIN_NS	(1000ull * 1000000)
 #define LAG_NS		(2 * DRAIN_NS)
-/*
- * The ring wakes its reader at the first record after each read (adaptive
- * wakeups): under perf bench messaging, some 150 wakeups a second, each a
- * switch that preempted the load.  A read that found records waits this
- * long before the next, unless the ring is READ_GAP_FILL full already: the
- * records gather (the 4 MiB ring holds some 500 stack copies).
- */
-#define READ_GAP_NS	(20ull * 1000000)
-#define READ_GAP_FILL	8	/* an eighth */
 
 struct collector {
 	struct pd_writer *w;
@@ -57,7 +48,6 @@ struct collector {
 	struct ringbuf *rb;
 	struct ordered_events q;
 	uint64_t last_drain;
-	uint64_t last_read;	/* the last poll that found records, 0: none */
 	uint64_t records_read_at;	/* the task records emitted before this are read */
 	uint64_t end;		/* the end of the recording (CLOCK_MONOTONIC ns) */
 	struct stacks *stacks;
@@ -707,29 +697,14 @@ static void read_all(struct collector *c)
 		stacks_records_lost(c->stacks);
 }
 
-/* False if a signal cut the nap short: the caller's loop looks at it first. */
-static bool nap_ns(uint64_t ns)
-{
-	struct timespec ts = { .tv_sec = ns / 1000000000ull, .tv_nsec = ns % 1000000000ull };
-
-	return !nanosleep(&ts, NULL);
-}
-
 int collector_poll(struct collector *c, int timeout_ms)
 {
-	uint64_t now = mono_ns();
-	int n;
+	uint64_t now;
 
-	if (timeout_ms > 0 && c->last_read && now - c->last_read < READ_GAP_NS &&
-	    ringbuf_pending(c->rb) < ringbuf_size(c->rb) / READ_GAP_FILL &&
-	    !nap_ns(READ_GAP_NS - (now - c->last_read)))
-		return c->err;
-	n = ringbuf_poll(c->rb, timeout_ms);
-	if (n < 0 && errno != EINTR)
+	if (ringbuf_poll(c->rb, timeout_ms) < 0 && errno != EINTR)
 		return -1;
-	now = mono_ns();
-	c->last_read = n > 0 ? now : 0;
 	read_all(c);
+	now = mono_ns();
 	if (now - c->last_drain >= DRAIN_NS) {
 		if (drain_sums(c))
 			c->err = -1;
