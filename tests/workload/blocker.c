@@ -29,7 +29,8 @@
  * interval, by perf's task clock where the kernel lets us open it (see
  * task_clock.h: not CLOCK_THREAD_CPUTIME_ID).  Both ends read the wall clock,
  * then the CPU clock, so the CPU clock's own system call shifts both ends
- * alike.
+ * alike; the context-switch counts that tell a sleep from a preemption are
+ * read between them (bracket_open).
  *
  *   blocker [-t SECONDS] [-w] [-s] [-S MS[@AT]]
  *	-w: wait for a line on stdin before starting
@@ -151,11 +152,16 @@ static void getrusage_csw(long *nivcsw, long *nvcsw)
 	*nvcsw = ru.ru_nvcsw;
 }
 
+/*
+ * The context-switch counts are read inside the clocks' window: a sleep
+ * they see (a page fault in getrusage's copy out sleeps too) is then
+ * always timed, never a switch whose time fell outside the window.
+ */
 static void bracket_open(struct bracket *b)
 {
-	getrusage_csw(&b->nivcsw, &b->nvcsw);
 	b->wall = now_ns();
 	b->cpu = cpu_ns();
+	getrusage_csw(&b->nivcsw, &b->nvcsw);
 }
 
 /*
@@ -169,11 +175,14 @@ static void bracket_open(struct bracket *b)
  */
 static void bracket_close(const struct bracket *b, struct fn_stat *st)
 {
-	uint64_t wall = now_ns(), cpu = cpu_ns();
-	uint64_t on_cpu = cpu - b->cpu, elapsed = wall - b->wall, off;
+	uint64_t wall, cpu, on_cpu, elapsed, off;
 	long nivcsw, nvcsw;
 
 	getrusage_csw(&nivcsw, &nvcsw);
+	wall = now_ns();
+	cpu = cpu_ns();
+	on_cpu = cpu - b->cpu;
+	elapsed = wall - b->wall;
 	off = elapsed > on_cpu ? elapsed - on_cpu : 0;
 	/*
 	 * A call that never switched out voluntarily never slept: what its
@@ -618,6 +627,21 @@ NOINLINE int blocker_main_start(struct fn_stat *st)
 }
 
 /*
+ * Touches the stack the measured functions will use: a first touch of a
+ * page faults, and a fault sleeps (in D) while the mm's lock is taken for
+ * writing; inside a measured function such a block is off-CPU time its
+ * bracket may not hold (outside the clocks, or in a call that never
+ * blocks), so each thread takes its faults here, before any of them.
+ */
+NOINLINE static void stack_prefault(void)
+{
+	volatile char room[32 * 1024];
+
+	for (size_t i = 0; i < sizeof(room); i += 512)
+		room[i] = 0;
+}
+
+/*
  * Names itself before its first block, so that every sample of it carries
  * its name; says it is done last (main exits once all are).
  */
@@ -628,6 +652,7 @@ static void *thread_main(void *arg)
 	prctl(PR_SET_NAME, t->comm);
 	t->tid = syscall(SYS_gettid);
 	task_clock_use(task_clock_open());
+	stack_prefault();
 	t->run(t);
 	if (__atomic_sub_fetch(&running, 1, __ATOMIC_RELEASE) == 0)
 		syscall(SYS_futex, &running, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
@@ -756,6 +781,7 @@ int main(int argc, char **argv)
 	if (run_secs <= 0 || pipe(pipefd))
 		return 2;
 	m->tid = syscall(SYS_gettid);
+	stack_prefault();
 	blocker_main_clock(&m->fn[2]);
 	if (wait_stdin && !blocker_main_start(&m->fn[0]))
 		return 2;
