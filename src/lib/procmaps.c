@@ -121,7 +121,7 @@ int pmap_add(struct pmap *m, uint64_t start, uint64_t end, uint64_t pgoff, void 
 	return 0;
 }
 
-int pmap_copy(struct pmap *dst, const struct pmap *src)
+void pmap_copy(struct pmap *dst, const struct pmap *src)
 {
 	struct pmap_block *b = block_of(src);
 
@@ -133,7 +133,6 @@ int pmap_copy(struct pmap *dst, const struct pmap *src)
 		dst->cap = src->cap;
 	}
 	dst->n = src->n;
-	return 0;
 }
 
 void pmap_reset(struct pmap *m)

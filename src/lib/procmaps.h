@@ -47,9 +47,9 @@ int pmap_add(struct pmap *m, uint64_t start, uint64_t end, uint64_t pgoff, void 
 const struct pmap_entry *pmap_find(const struct pmap *m, uint64_t addr);
 /*
  * DST becomes a copy of SRC (its old mappings dropped): the two share one
- * array until either changes (then it copies).  Always 0.
+ * array until either changes (then it copies, the only step that can fail).
  */
-int pmap_copy(struct pmap *dst, const struct pmap *src);
+void pmap_copy(struct pmap *dst, const struct pmap *src);
 void pmap_reset(struct pmap *m);	/* no mappings */
 void pmap_release(struct pmap *m);	/* frees the mappings' array */
 

@@ -698,7 +698,8 @@ static struct pmap *proc_of(struct unwinder *u, uint32_t pid, uint64_t mm, uint6
 	 * A pc the view lacks (an MMAP2 not read yet) reads /proc then
 	 * (proc_row: *FRESH stays false); lost records leave the views unused.
 	 */
-	if (w && !u->records_lost && !pmap_copy(p, &w->maps)) {
+	if (w && !u->records_lost) {
+		pmap_copy(p, &w->maps);
 		u->counts.views_used++;
 		*gone = false;
 		p->dead = false;
@@ -714,10 +715,12 @@ static struct pmap *proc_of(struct unwinder *u, uint32_t pid, uint64_t mm, uint6
 	 */
 	*gone = changed_since(u, pid, time) || read_maps(u, pid, p);
 	if (*gone && !(mm && p->gen == mm)) {
-		if (w && !pmap_copy(p, &w->maps))
+		if (w) {
+			pmap_copy(p, &w->maps);
 			u->counts.views_used++;
-		else
+		} else {
 			pmap_reset(p);
+		}
 	}
 	p->dead = false;
 	p->gen = mm;
@@ -861,12 +864,15 @@ void unwinder_fork(struct unwinder *u, uint32_t pid, uint32_t ppid, uint64_t tim
 	 * maps unless an exec (dead) or the start (no gen) stands between,
 	 * else its view of the fork's time, else the child's own, now.
 	 */
-	if (parent && !parent->dead && parent->gen && parent->n && !pmap_copy(&w->maps, parent))
+	if (parent && !parent->dead && parent->gen && parent->n) {
+		pmap_copy(&w->maps, parent);
 		u->counts.views++;
-	else if (pw && !pmap_copy(&w->maps, &pw->maps))
+	} else if (pw) {
+		pmap_copy(&w->maps, &pw->maps);
 		u->counts.views++;
-	else
+	} else {
 		view_read(u, pid, w);
+	}
 }
 
 void unwinder_records_lost(struct unwinder *u)
