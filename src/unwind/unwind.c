@@ -349,7 +349,7 @@ uint32_t unwind_stack(const struct offcpu_ucopy *c, uint32_t len, bool ends_stac
 struct uw_file {
 	unsigned int maj, min;
 	uint64_t ino;
-	int fd;			/* kept open: the CFI is read from its mapping */
+	int fd;			/* kept open: the CFI is read from its mapping (file_tables) */
 	struct cfi_file *cfi;	/* NULL: none */
 	/*
 	 * Its separate debug file's CFI (.debug_frame), for the pcs its own
@@ -360,6 +360,7 @@ struct uw_file {
 	struct cfi_file *dbg;
 	int dbg_fd;
 	bool dbg_tried;
+	bool tables_tried;	/* its loads and CFI read (file_tables), at its first pc */
 	uint32_t pid;		/* a process mapping it: where its paths resolve */
 	char *path;		/* as mapped, for .gnu_debuglink */
 	size_t nr_loads;
@@ -493,10 +494,24 @@ static void open_debug_cfi(struct unwinder *u, struct uw_file *f, int fd)
 	u->counts.table_bytes += cfi_file_bytes(f->dbg);
 }
 
-static void open_cfi_file(struct unwinder *u, struct uw_file *f, int fd)
+/*
+ * F's loads and tables, read at the first pc that falls in it, not when it
+ * is mapped: an exec of perf maps 33 files whose tables took 48 ms to read
+ * (8 ms their loads), the reader's time away from the ring while a fast
+ * load filled it with copies of stacks that touch two of them.  F's fd is
+ * opened when mapped (a container's file is there while it lives).
+ */
+static void file_tables(struct unwinder *u, struct uw_file *f)
 {
 	char err[256];
+	int fd = f->fd;
 
+	if (f->tables_tried)
+		return;
+	f->tables_tried = true;
+	if (fd < 0)
+		return;
+	f->fd = -1;
 	f->nr_loads = unwind_read_loads(fd, f->loads);
 	f->cfi = cfi_file_open(fd, err, sizeof(err));
 	if (!f->cfi) {
@@ -522,7 +537,6 @@ static void *file_of(void *ctx, const struct proc_map *m)
 	struct unwinder *u = ((struct maps_read *)ctx)->u;
 	uint32_t pid = ((struct maps_read *)ctx)->pid;
 	struct uw_file *f, **v;
-	int fd;
 
 	for (size_t i = 0; i < u->nr_files; i++) {
 		f = u->files[i];
@@ -544,9 +558,7 @@ static void *file_of(void *ctx, const struct proc_map *m)
 	f->dbg_fd = -1;
 	f->pid = pid;
 	f->path = strdup(m->file);
-	fd = unwind_open_mapped(pid, m);
-	if (fd >= 0)
-		open_cfi_file(u, f, fd);
+	f->fd = unwind_open_mapped(pid, m);
 	u->files[u->nr_files++] = f;
 	return f;
 }
@@ -628,6 +640,8 @@ static const struct cfi_row *proc_row(void *ctx, uint64_t pc, uint64_t *vaddr,
 	l->nowhere = !m;
 	l->over_budget = false;
 	f = m ? m->file : NULL;
+	if (f)
+		file_tables(l->u, f);
 	/* A file without any table (no mapping: a pc nowhere, no build's fault). */
 	l->unmarked = f && (!f->cfi || !cfi_file_gap_is_marked(f->cfi));
 	if (!f || (!f->cfi && !f->dbg))
