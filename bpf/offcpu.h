@@ -315,8 +315,8 @@ struct offcpu_ucache {
  * Like the copies' entries, a reuse assumes the mappings at those pcs did
  * not change in place (munmap then mmap at the same address).
  *
- * Boards: x86_64 and arm64.  s390x (interpreter) and riscv64 stay on the
- * copy path (-v says so).
+ * Boards: every board with KUNWIND in a board/ file (all five; armhf walks
+ * EHABI rows too).  A board without it stays on the copy path (-v says so).
  */
 #define OFFCPU_KROW_NORMAL	0
 #define OFFCPU_KROW_END		1	/* the outermost frame: the stack is complete */
