@@ -18,6 +18,11 @@ mkdir -p "$LOG"
 # (The builds use -Werror: a case keeps what it disables referenced.)
 # Tests: a tests/run.sh pattern, qemu (the cell above) or qemu:CELL.
 CASES=(
+	"switch-size-as-kib|src/record/rotation.c|s/\t\treturn bytes >= r->o->switch_bytes;/\t\treturn bytes >> 10 >= r->o->switch_bytes;/|rotate"
+	"size-queue-uncounted|src/record/rotation.c|s/\tsize = p\.bytes \+ p\.queued;/\tsize = p.bytes;/|rotate"
+	"trigger-after-ms|src/record/cli.c|s/\to->trigger_after_ns = v \* 1e9;/\to->trigger_after_ns = v * 1e6;/|flight"
+	"trigger-pid-by-tid|src/record/collector.c|s/ id_list_has\(pids, pid\);/ id_list_has(pids, tid);/|flight"
+	"capped-unfollowed|src/record/collector.c|s/(\t\tc->st\.flight_capped\+\+;\n)\tevict_aged\(ctx, rec\);\n/\$1/|flight"
 	"time-short|bpf/offcpu_common.bpf.h|s/(\t\*delta = \*now - s->ts;\n)/\$1\t*delta -= *delta \/ 12;\n/|record report variants qemu"
 	"time-long|bpf/offcpu_common.bpf.h|s/(\t\*delta = \*now - s->ts;\n)/\$1\t*delta += *delta \/ 12;\n/|record report variants qemu"
 	"dropped-thread|bpf/offcpu_common.bpf.h|s/(\tif \(!block_ends\(s, now, &delta\)\)\n\t\treturn;\n)/\$1\tif (tid % 3 == 1)\n\t\treturn;\n/|record qemu"

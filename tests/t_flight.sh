@@ -152,6 +152,119 @@ filtered pid-other-none 0 --trigger-pid 1
 grep -q "no file written (no trigger, no SIGUSR2)" "$WORK/comm-other-none.err" &&
 	pass "$T-says-none-written" || fail "$T-says-none-written" "$(tail -n 3 "$WORK/comm-other-none.err")"
 
+# --trigger-pid names processes (issue 42): the stall is a thread of the
+# blocker (bl-stall, not its main thread), so the blocker's pid triggers;
+# matched by thread id, nothing would.  The pid is known before the
+# blocker runs: a shell that stops itself (stopped is neither S nor D: no
+# block recorded) and, continued once offcpu records it (-p), execs it.
+bash -c 'kill -STOP $$; exec "$@"' blocker "$BLOCKER" -t 4 -S 1200@1.2 >"$WORK/pid.out" &
+bp=$!
+for _ in $(seq 1 300); do
+	grep -q '^State:[[:space:]]*T' "/proc/$bp/status" 2>/dev/null && break
+	sleep 0.01
+done
+"$OFFCPU" -v -p "$bp" --flight-recorder 2 --trigger-block 1000 --trigger-pid "$bp" \
+	-o "$WORK/pid.data" >/dev/null 2>"$WORK/pid.err" &
+op=$!
+wait_recording "$WORK/pid.err"
+kill -CONT "$bp"
+wait "$bp"
+wait "$op"
+rc=$?
+mapfile -t F < <(rotated_files "$WORK/pid.data")
+stall_tid=$(awk '$1 == "stall" { print $2 }' "$WORK/pid.out")
+if [ $rc -eq 0 ] && [ ${#F[@]} -eq 1 ] && [ -n "$stall_tid" ] && [ "$stall_tid" != "$bp" ] &&
+   grep -q "^\[ offcpu: wrote ${F[0]}: .*trigger: bl-stall (tid $stall_tid) blocked" "$WORK/pid.err" &&
+   "$OFFCPU" report -i "${F[0]}" --folded 2>/dev/null | grep -q ';blocker_stall;'; then
+	pass "$T-pid-process-one"
+else
+	fail "$T-pid-process-one" "exit $rc, pid $bp, stall tid ${stall_tid:-none}, ${#F[@]} files: $(grep -E 'wrote|flight' "$WORK/pid.err" | tr '\n' ' ')"
+fi
+
+# --trigger-after SECS (issue 42): the file goes on SECS past the trigger.
+# Its last records (the threads blocked when it is written, stamped then)
+# are SECS after the stall's end by the workload's own clock, and at most
+# a few polls (100 ms each) more.  2.5 and 0.4: read as milliseconds, both
+# files would end at the stall.
+after() {
+	local secs=$1 out=$WORK/after-$1
+	"$OFFCPU" -v --flight-recorder 2 --trigger-block 1000 --trigger-after "$secs" -o "$out.data" -- \
+		"$BLOCKER" -t 6 -S 1200@1.2 >"$out.out" 2>"$out.err"
+	local rc=$?
+	mapfile -t F < <(rotated_files "$out.data")
+	if [ $rc -eq 0 ] && [ ${#F[@]} -eq 1 ] && python3 - "$ROOT/tests" "$out.out" "${F[0]}" "$secs" \
+		>"$out.chk" 2>&1 <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+from perf_check import parse, perf_script
+
+secs = float(sys.argv[4])
+st = [l.split() for l in open(sys.argv[2]) if l.startswith('stall ')][0]
+end = int(st[4]) / 1e9
+last = max(x['time'] for x in parse(perf_script(sys.argv[3])[0]))
+print(f'--trigger-after {secs}: the file ends {last - end:.3f} s after the stall')
+assert secs - 0.05 <= last - end <= secs + 0.6, 'not --trigger-after seconds after the stall'
+EOF
+	then
+		pass "$T-after-$secs-follows"
+	else
+		fail "$T-after-$secs-follows" "exit $rc, ${#F[@]} files: $(tail -n 2 "$out.chk" 2>/dev/null | tr '\n' ' ') $(grep -E 'wrote|flight' "$out.err" | tr '\n' ' ')"
+	fi
+	sed -n 's/^--trigger-after/    &/p' "$out.chk" 2>/dev/null
+}
+after 2.5
+after 0.4
+
+# A capped window (issue 42): at --off-cpu-thresh 1 the blocker fills the
+# 64K cap in well under a second, so the cap, not the 10 s, pushes records
+# out, the COMM and MMAP records of the blocker's start among them (its
+# threads are named there, before their first block).  The file must
+# still name its threads and functions: the processes alive at the
+# window's start follow the records the cap pushes out too.
+out=$WORK/capped
+"$OFFCPU" -v --off-cpu-thresh 1 --flight-recorder 10,64K --trigger-block 1000 --trigger-after 0.2 \
+	-o "$out.data" -- "$BLOCKER" -t 6 -S 1200@3.5 >"$out.out" 2>"$out.err"
+rc=$?
+mapfile -t F < <(rotated_files "$out.data")
+capped=$(sed -n 's/.*flight recorder: \([0-9]*\) of [0-9]* samples pushed out of the window by its.*/\1/p' "$out.err")
+if [ $rc -eq 0 ] && [ ${#F[@]} -eq 1 ] && [ "${capped:-0}" -gt 0 ] &&
+   grep -q "^\[ offcpu: wrote ${F[0]}: .*trigger: bl-stall (tid [0-9]*) blocked" "$out.err"; then
+	pass "$T-capped-one-file"
+else
+	fail "$T-capped-one-file" "exit $rc, ${#F[@]} files, ${capped:-no} samples capped: $(grep -E 'wrote|flight' "$out.err" | tr '\n' ' ')"
+fi
+# Every sample of the blocker named as its thread named itself (its truth
+# lines), not by a bare pid; the stall's with its functions (the MMAP of
+# the blocker's program); the first sample well after the blocker's start
+# (the stall's start less its 3.5 s), so its COMM and MMAP were pushed out.
+if [ ${#F[@]} -eq 1 ] && python3 - "$ROOT/tests" "$out.out" "${F[0]}" >"$out.chk" 2>&1 <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+from perf_check import parse, perf_script
+
+lines = [l.split() for l in open(sys.argv[2])]
+comm = {int(t[1]): t[2] for t in lines if t[0] == 'thread'}
+pid = [tid for tid, c in comm.items() if c == 'blocker'][0]
+st = [t for t in lines if t[0] == 'stall'][0]
+start = int(st[3]) / 1e9 - 3.5
+xs = [x for x in parse(perf_script(sys.argv[3])[0]) if x['pid'] == pid]
+first = min(x['time'] for x in xs)
+wrong = {(x['tid'], x['comm']) for x in xs if x['comm'] != comm.get(x['tid'])}
+stall = [x for x in xs if x['tid'] == int(st[1]) and x['event'] == 'offcpu-time' and
+         'blocker_stall' in {f[0] for f in x['frames']}]
+print(f'{len(xs)} samples of the blocker from {first - start:.3f} s after its start; '
+      f'misnamed: {sorted(wrong)[:5]}; the stall\'s: {len(stall)}')
+assert first > start + 1, 'the window reaches back to the blocker\'s start: nothing pushed out'
+assert not wrong, 'samples not named as their thread'
+assert len(stall) == 1 and stall[0]['comm'] == 'bl-stall', 'the stall\'s sample without its name or functions'
+EOF
+then
+	pass "$T-capped-names-processes"
+else
+	fail "$T-capped-names-processes" "$(tail -n 2 "$out.chk" | tr '\n' ' ')"
+fi
+sed -n 's/^[0-9]* samples of the blocker/    &/p' "$out.chk"
+
 # ring_full TAG SECS WORKLOAD_ARGS -- OFFCPU_ARGS...: offcpu stopped (SIGSTOP)
 # for SECS from 0.9 s in, so the ring buffer fills (1 MiB, a stack copy
 # per block) and long blocks are summed in the kernel; its stderr in
