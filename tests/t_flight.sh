@@ -6,7 +6,10 @@
 # its stacks, its length and end within tolerance of the workload's, and
 # nothing older than SECS before the trigger; SIGUSR2 writes a file at
 # once and the next one starts where it ended; a filter that matches
-# nothing writes nothing; bad values give one line.
+# nothing writes nothing; bad values give one line.  --trigger-after
+# against the stall's end, --trigger-pid by the process of a thread that
+# is not its main one, and a capped window whose file still names the
+# processes whose COMM and MMAP records the cap pushed out.
 # A trigger that found the ring buffer full still triggers, or is said
 # lost; a churn of short-lived processes and threads leaves the tables
 # that follow them (-v "tables at the end") back down.
