@@ -99,7 +99,7 @@ struct switch_events {
 	struct key_set sums;		/* struct sum, by key */
 	uint64_t *last_switch;		/* per CPU: the time of its last switch paired */
 	uint32_t self_pid;
-	bool refreshed;			/* this read asked for the task records once */
+	uint64_t refreshed_at;		/* the task records were read up to here */
 	int err;
 	uint64_t counters[COUNTER_MAX];
 };
@@ -216,8 +216,7 @@ static void switch_out(struct switch_events *sw, const struct switch_rec *r, uin
 
 	if (b)
 		end_unseen(sw, r->tid, b, last, now, r->cpu);
-	/* -p, a command: forks are followed by the task events, read up to here. */
-	if (!r->starts || !sw->sink.follows(sw->sink.ctx, r->pid))
+	if (!r->starts)
 		return;
 	b = new_block(sw, r->tid);
 	if (!b) {
@@ -354,9 +353,22 @@ static uint32_t block_state(const struct pd_sample *s, const struct tracefs_fiel
 }
 
 /*
+ * The task records up to now are read, unless they were after S was taken
+ * (its process's fork or exec, its maps, come before it).
+ */
+static void refresh_for(struct switch_events *sw, const struct pd_sample *s)
+{
+	if (s->time < sw->refreshed_at)
+		return;
+	sw->refreshed_at = mono_ns();
+	sw->sink.refresh(sw->sink.ctx);
+}
+
+/*
  * Whether prev's block is wanted, filters_pass's rules and a kernel thread
  * known by its lack of user registers (perf gives none to PF_KTHREAD).
- * -p is asked at pairing time, after the task records up to it.
+ * -p and a command: the task events follow forks; a process they do not
+ * know yet may have forked since they were read.
  */
 static bool block_wanted(struct switch_events *sw, const struct pd_sample *s, uint32_t state)
 {
@@ -368,7 +380,12 @@ static bool block_wanted(struct switch_events *sw, const struct pd_sample *s, ui
 		return false;
 	if (o->tids.n && !id_list_has(&o->tids, s->tid))
 		return false;
-	return !o->cpus.n || id_list_has(&o->cpus, s->cpu);
+	if (o->cpus.n && !id_list_has(&o->cpus, s->cpu))
+		return false;
+	if (sw->sink.follows(sw->sink.ctx, s->pid))
+		return true;
+	refresh_for(sw, s);
+	return sw->sink.follows(sw->sink.ctx, s->pid);
 }
 
 /* A sched_switch sample: its pairing record, its stacks named now (the copy goes with the ring). */
@@ -388,10 +405,8 @@ static void read_sample(struct switch_events *sw, const struct perf_event_header
 	r.ustack = r.kstack = -1;
 	if (r.starts) {
 		/* A process forked or exec'ed since the last read: its maps first. */
-		if (sw->pl->dwarf && !sw->refreshed) {
-			sw->sink.refresh(sw->sink.ctx);
-			sw->refreshed = true;
-		}
+		if (sw->pl->dwarf)
+			refresh_for(sw, &s);
 		r.ustack = user_stack(sw, &s);
 		r.kstack = kernel_stack(sw, &s);
 	}
@@ -427,7 +442,6 @@ int switch_events_read(struct switch_events *sw, uint64_t upto)
 {
 	const struct ordered_sink sink = { pair, no_round, sw };
 
-	sw->refreshed = false;
 	for (int cpu = 0; cpu < sw->ncpus; cpu++)
 		if (sw->rings[cpu])
 			sw->counters[STAT_PERF_LOST] += perf_ring_read(sw->rings[cpu], sw->scratch,
