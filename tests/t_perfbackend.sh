@@ -68,6 +68,15 @@ else
 	fi
 	one_line_error "$T-nobpf-forced-bpf-refuses" "no bpf\(\) system call" \
 		"$SECCOMP_RUN" nobpf "$OFFCPU" --backend bpf -d 1 -o "$WORK/nope.data"
+	# No sched_switch for BPF to attach to (tracefs still has it): the same.
+	"$SECCOMP_RUN" notp "$OFFCPU" -v -o "$WORK/notp.data" -- "$BLOCKER" -t 2 \
+		>"$WORK/notp.out" 2>"$WORK/notp.err"
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q '^backend: perf (this kernel has no sched:sched_switch tracepoint' "$WORK/notp.err"; then
+		check "$T-notp-auto-truth" $CHECK compare "$WORK/notp.data" "$WORK/notp.out"
+	else
+		fail "$T-notp-auto-truth" "exit $rc: $(grep -m1 backend "$WORK/notp.err") $(tail -n 1 "$WORK/notp.err")"
+	fi
 fi
 
 # --state: the blocker's vfork parent (-s) sleeps in D, its other threads
@@ -138,6 +147,27 @@ if grep -q 'threads still blocked at the end' "$WORK/bl.err" && [ "${ms:-0}" -ge
 	pass "$T-blocked-at-end"
 else
 	fail "$T-blocked-at-end" "offcpu-blocked ${ms:-none} ms: $(tail -n 1 "$WORK/bl.err")"
+fi
+
+# Downstream of the pairing, as for BPF: rotated files (each block's time
+# in the file it falls in, threads blocked across a switch split) sum to the
+# truth; the flight recorder writes a file for bl-long's 700 ms block.
+"$OFFCPU" --backend perf --switch-output=1s -o "$WORK/rot.data" -- "$BLOCKER" -t 3 \
+	>"$WORK/rot.out" 2>"$WORK/rot.err"
+mapfile -t F < <(rotated_files "$WORK/rot.data")
+if [ "${#F[@]}" -ge 3 ]; then
+	check "$T-rotation-truth" $CHECK files "$WORK/rot.out" "${F[@]}"
+else
+	fail "$T-rotation-truth" "${#F[@]} files: $(tail -n 1 "$WORK/rot.err")"
+fi
+"$OFFCPU" -v --backend perf --flight-recorder 5 --trigger-block 600 -o "$WORK/fl.data" -- \
+	"$BLOCKER" -t 3 >"$WORK/fl.out" 2>"$WORK/fl.err"
+mapfile -t F < <(rotated_files "$WORK/fl.data")
+if [ "${#F[@]}" -ge 1 ] && grep -q "wrote ${F[0]}: .*trigger: .* blocked 0\.70" "$WORK/fl.err"; then
+	check "$T-flight-recorder" $CHECK has "${F[0]}" --comm bl-long --func blocker_long_sleep \
+		--min-ms 690 --max-ms 720
+else
+	fail "$T-flight-recorder" "${#F[@]} files: $(grep -m1 wrote "$WORK/fl.err" || tail -n 1 "$WORK/fl.err")"
 fi
 
 # Lost records counted: rings of one page cannot hold an 8 KiB stack copy,
