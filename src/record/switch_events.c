@@ -289,12 +289,13 @@ static int32_t user_stack(struct switch_events *sw, const struct pd_sample *s)
 	uint64_t regs[UREGS_MAX];
 	uint32_t n;
 
-	if (!sw->o->ustack)
+	/* A kernel thread (--include-kernel-threads) has none to record. */
+	if (!sw->o->ustack || !s->uregs_abi)
 		return -1;
 	if (!sw->pl->dwarf) {
 		n = chain_part(sw, s, PERF_CONTEXT_USER);
 	} else {
-		if (!s->uregs_abi || !s->stack)
+		if (!s->stack)
 			return -1;
 		count(sw, STAT_UCOPY_SENT);
 		if (!s->stack_dyn)
