@@ -151,8 +151,9 @@ fi
 
 # Downstream of the pairing, as for BPF: rotated files (each block's time
 # in the file it falls in, threads blocked across a switch split) sum to the
-# truth; the flight recorder writes a file for bl-long's 700 ms block.
-"$OFFCPU" --backend perf --switch-output=1s -o "$WORK/rot.data" -- "$BLOCKER" -t 3 \
+# truth (3.5 s every second, as t_rotate: the last file holds a half
+# second); the flight recorder writes a file for bl-long's 700 ms block.
+"$OFFCPU" --backend perf --switch-output=1s -o "$WORK/rot.data" -- "$BLOCKER" -t 3.5 \
 	>"$WORK/rot.out" 2>"$WORK/rot.err"
 mapfile -t F < <(rotated_files "$WORK/rot.data")
 if [ "${#F[@]}" -ge 3 ]; then
