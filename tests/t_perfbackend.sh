@@ -68,6 +68,21 @@ else
 	fi
 	one_line_error "$T-nobpf-forced-bpf-refuses" "no bpf\(\) system call" \
 		"$SECCOMP_RUN" nobpf "$OFFCPU" --backend bpf -d 1 -o "$WORK/nope.data"
+	# The program loads but its attach is refused (nolink: BPF_LINK_CREATE
+	# denied, the probe's own attach allowed): said, then perf events record.
+	"$SECCOMP_RUN" nolink "$OFFCPU" -o "$WORK/nolink.data" -- "$BLOCKER" -t 2 \
+		>"$WORK/nolink.out" 2>"$WORK/nolink.err"
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q '^offcpu: recording with the perf backend instead' "$WORK/nolink.err"; then
+		check "$T-attach-refused-falls-back" $CHECK compare "$WORK/nolink.data" "$WORK/nolink.out"
+	else
+		fail "$T-attach-refused-falls-back" "exit $rc: $(head -n 3 "$WORK/nolink.err" | tr '\n' ' ')"
+	fi
+	"$SECCOMP_RUN" nolink "$OFFCPU" --backend bpf -d 1 -o "$WORK/nope.data" >/dev/null 2>"$WORK/nolink-bpf.err"
+	rc=$?
+	[ $rc -ne 0 ] && ! grep -q 'perf backend' "$WORK/nolink-bpf.err" && [ ! -e "$WORK/nope.data" ] &&
+		pass "$T-attach-refused-forced-bpf-fails" ||
+		fail "$T-attach-refused-forced-bpf-fails" "exit $rc: $(tr '\n' ' ' <"$WORK/nolink-bpf.err" | head -c 300)"
 	# No sched_switch for BPF to attach to (tracefs still has it): the same.
 	"$SECCOMP_RUN" notp "$OFFCPU" -v -o "$WORK/notp.data" -- "$BLOCKER" -t 2 \
 		>"$WORK/notp.out" 2>"$WORK/notp.err"
