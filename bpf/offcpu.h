@@ -443,6 +443,7 @@ enum offcpu_stat {
 	STAT_KUNWIND_FORKED,		/* processes given their parent's ku_procs entry at fork */
 	STAT_WAKER_MARKED_TASK,		/* user space: a task waker (by its kernel stack) that an
 					 * interrupt marker kept from its user stack */
+	STAT_PERF_LOST,			/* perf backend: records its rings lost (PERF_RECORD_LOST) */
 	COUNTER_MAX,
 };
 

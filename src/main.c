@@ -32,9 +32,12 @@ static int probe_cmd(const struct offcpu_opts *o)
 	struct probe p;
 	struct plan pl;
 	uint64_t t0;
-	int err = probe_kernel(&p, o->btf_path, o->variant);
+	int err = probe_kernel(&p, o->btf_path, o->variant, o->backend);
 
-	if (!err) {
+	if (!err && p.perf_backend) {
+		probe_print(&p, stdout);
+		printf("load: nothing to load (perf events are opened when recording)\n");
+	} else if (!err) {
 		probe_print(&p, stdout);
 		fflush(stdout);
 		t0 = clock_ns(CLOCK_MONOTONIC);

@@ -45,6 +45,8 @@ ALLOWED_SKIPS=(
 	'*record-disk-full-keeps-valid-file'
 	# a kernel without seccomp filters cannot simulate a kernel without bpf()
 	'cli-error-no-kernel-support'
+	# the same for the perf backend's automatic choice (t_perfbackend)
+	'perfbackend-nobpf'
 )
 allowed() {
 	local p

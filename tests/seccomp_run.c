@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * seccomp_run nobpf|notp CMD [ARG...]: run CMD as if on a kernel without
+ * seccomp_run nobpf|notp|nolink CMD [ARG...]: run CMD as if on a kernel without
  * the bpf() system call (nobpf: bpf() fails with ENOSYS) or without the
  * sched_switch tracepoint (notp: attaching a tracepoint, BPF_RAW_TRACEPOINT_OPEN
  * or BPF_LINK_CREATE, fails with ENOENT as the kernel does for an unknown
- * name).  A seccomp filter makes the simulation real for everything CMD does.
+ * name), or one that refuses the programs' attach after the probe's own
+ * (nolink: BPF_LINK_CREATE fails with EPERM, as a security module's refusal;
+ * the probe's BPF_RAW_TRACEPOINT_OPEN passes).  A seccomp filter makes the
+ * simulation real for everything CMD does.
  */
 #include <errno.h>
 #include <linux/audit.h>
@@ -62,18 +65,28 @@ int main(int argc, char **argv)
 		RET(SECCOMP_RET_ALLOW),
 		RET(SECCOMP_RET_ERRNO | ENOENT),
 	};
+	struct sock_filter nolink[] = {
+		PASS_ALL_BUT_BPF,
+		LD(args[0]),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, BPF_LINK_CREATE, 1, 0),
+		RET(SECCOMP_RET_ALLOW),
+		RET(SECCOMP_RET_ERRNO | EPERM),
+	};
 	struct sock_filter nobpf[] = {
 		PASS_ALL_BUT_BPF,
 		RET(SECCOMP_RET_ERRNO | ENOSYS),
 	};
 	struct sock_fprog prog;
 
-	if (argc < 3 || (strcmp(argv[1], "nobpf") && strcmp(argv[1], "notp"))) {
-		fprintf(stderr, "usage: seccomp_run nobpf|notp CMD [ARG...]\n");
+	if (argc < 3 || (strcmp(argv[1], "nobpf") && strcmp(argv[1], "notp") &&
+			 strcmp(argv[1], "nolink"))) {
+		fprintf(stderr, "usage: seccomp_run nobpf|notp|nolink CMD [ARG...]\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "nobpf"))
 		prog = (struct sock_fprog){ sizeof(nobpf) / sizeof(nobpf[0]), nobpf };
+	else if (!strcmp(argv[1], "nolink"))
+		prog = (struct sock_fprog){ sizeof(nolink) / sizeof(nolink[0]), nolink };
 	else
 		prog = (struct sock_fprog){ sizeof(notp) / sizeof(notp[0]), notp };
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||

@@ -82,8 +82,9 @@ if [ "$(id -u)" = 0 ]; then
 fi
 
 # A kernel without bpf() or without the sched_switch tracepoint, made real
-# for offcpu by a seccomp filter (tests/seccomp_run.c): one line naming what
-# is missing, a non-zero exit, no file written, an old perf.data untouched.
+# for offcpu by a seccomp filter (tests/seccomp_run.c), with --backend bpf
+# (auto records with perf events there: t_perfbackend): one line naming
+# what is missing, a non-zero exit, no file written, an old perf.data untouched.
 SECCOMP_RUN=${SECCOMP_RUN:-$ROOT/build/x86_64/seccomp_run}
 if [ "$(id -u)" != 0 ]; then
 	skip cli-error-no-kernel-support "needs root"
@@ -96,9 +97,9 @@ else
 		mode=${c%%|*} pat=${c#*|}
 		rm -rf "$WORK/sc" && mkdir -p "$WORK/sc" && echo keep >"$WORK/sc/perf.data"
 		WRAP="$SECCOMP_RUN $mode"
-		expect_error "$mode-record" "$pat" -d 1 -o "$WORK/sc/perf.data"
-		expect_error "$mode-cmd" "$pat" -o "$WORK/sc/perf.data" -- true
-		expect_error "$mode-probe" "$pat" probe
+		expect_error "$mode-record" "$pat" --backend bpf -d 1 -o "$WORK/sc/perf.data"
+		expect_error "$mode-cmd" "$pat" --backend bpf -o "$WORK/sc/perf.data" -- true
+		expect_error "$mode-probe" "$pat" probe --backend bpf
 		WRAP=
 		if grep -qx keep "$WORK/sc/perf.data" && [ "$(ls "$WORK/sc")" = perf.data ]; then
 			pass "cli-error-$mode-no-file-written"

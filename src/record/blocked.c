@@ -186,6 +186,14 @@ static int end_hash(int fd, struct end_walk *w)
 	return err;
 }
 
+int blocked_end_one(const struct offcpu_blocked *b, uint64_t end, blocked_fn fn, void *ctx,
+		    uint64_t *ran)
+{
+	struct end_walk w = { fn, ctx, end, ran };
+
+	return end_one(&w, b);
+}
+
 int blocked_scan_end(struct loader *l, uint64_t end, blocked_fn fn, void *ctx,
 		     uint64_t *ran)
 {

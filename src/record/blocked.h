@@ -49,4 +49,8 @@ typedef int (*blocked_fn)(void *ctx, const struct offcpu_blocked *b, uint32_t cp
 int blocked_scan_end(struct loader *l, uint64_t end, blocked_fn fn, void *ctx,
 		     uint64_t *ran);
 
+/* One such thread B (the perf backend keeps its own): as above. */
+int blocked_end_one(const struct offcpu_blocked *b, uint64_t end, blocked_fn fn, void *ctx,
+		    uint64_t *ran);
+
 #endif

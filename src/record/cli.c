@@ -20,6 +20,7 @@ enum {
 	OPT_CALL_GRAPH,
 	OPT_BTF,
 	OPT_VARIANT,
+	OPT_BACKEND,
 	OPT_STACK_CACHE,
 	OPT_STACK_ENTRIES,
 	OPT_DWARF_BUFFER,
@@ -59,6 +60,7 @@ static const struct option long_opts[] = {
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "btf", required_argument, NULL, OPT_BTF },
 	{ "variant", required_argument, NULL, OPT_VARIANT },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "stack-cache", required_argument, NULL, OPT_STACK_CACHE },
 	{ "stack-entries", required_argument, NULL, OPT_STACK_ENTRIES },
 	{ "dwarf-buffer", required_argument, NULL, OPT_DWARF_BUFFER },
@@ -134,6 +136,10 @@ void cli_usage(FILE *out)
 "                            second event, offcpu-waker (see offcpu report --wakers)\n"
 "      --btf FILE|none       BTF for kernels without /sys/kernel/btf/vmlinux; none: the BTF-free variant\n"
 "      --variant ATTACH,STORE  force a program variant: tp_btf,task | tp_btf,hash | raw_tp,hash | tp,hash\n"
+"      --backend bpf|perf|auto  what records the switches: the BPF program, or perf events\n"
+"                            alone (sched:sched_switch with stack copies, paired here; for\n"
+"                            kernels without bpf() or older than 5.8); auto (default): BPF\n"
+"                            where it loads, else perf (-v and offcpu probe say which, why)\n"
 "      --stack-cache on|off|verify  reuse a thread's last user stack when it blocks again\n"
 "                            with the same registers (default on); verify: walk anyway\n"
 "                            and count reuses that would have been wrong (-v prints them)\n"
@@ -412,6 +418,19 @@ static int parse_stack_cache(struct offcpu_opts *o, const char *s)
 	return 0;
 }
 
+static int parse_backend(struct offcpu_opts *o, const char *s)
+{
+	if (!strcmp(s, "auto"))
+		o->backend = BACKEND_AUTO;
+	else if (!strcmp(s, "bpf"))
+		o->backend = BACKEND_BPF;
+	else if (!strcmp(s, "perf"))
+		o->backend = BACKEND_PERF;
+	else
+		return bad("--backend", s, "expected bpf, perf or auto");
+	return 0;
+}
+
 /* --nice: -20 to 19, as nice(1) takes it. */
 static int parse_nice(const char *s, int *nice)
 {
@@ -539,6 +558,8 @@ static int parse_one(struct offcpu_opts *o, int c, const char *arg)
 	case OPT_VARIANT:
 		o->variant = arg;
 		return 0;
+	case OPT_BACKEND:
+		return parse_backend(o, arg);
 	case OPT_STACK_CACHE:
 		return parse_stack_cache(o, arg);
 	case OPT_UNWIND_IN:
@@ -651,10 +672,25 @@ static int check_flight(struct offcpu_opts *o)
 	return 0;
 }
 
+/* --backend perf loads no BPF program: its options have nothing to act on. */
+static int check_backend(const struct offcpu_opts *o)
+{
+	const char *bpf_only = o->variant ? "--variant" : o->btf_path ? "--btf" : NULL;
+
+	if (o->backend == BACKEND_PERF && bpf_only) {
+		fprintf(stderr, "offcpu: %s chooses a BPF program: it excludes --backend perf\n",
+			bpf_only);
+		return -1;
+	}
+	return 0;
+}
+
 static int check(struct offcpu_opts *o)
 {
 	int modes = !!o->pids.n + !!o->tids.n + !!o->cmdv;
 
+	if (check_backend(o))
+		return -1;
 	if (o->cmd != CMD_RECORD)
 		return 0;
 	if (modes > 1) {

@@ -32,6 +32,13 @@ enum unwind_mode {
 	UNWIND_FPTR,		/* --call-graph fp */
 };
 
+/* --backend: what records the switches (see docs/recording.md, "Without BPF"). */
+enum backend {
+	BACKEND_AUTO,		/* BPF where the kernel loads it, else perf events */
+	BACKEND_BPF,		/* the BPF program only (refused where it cannot load) */
+	BACKEND_PERF,		/* perf events only: sched_switch tracepoint, no bpf() */
+};
+
 /* --switch-output: what ends one file and starts the next (perf's modes). */
 enum switch_mode {
 	SWITCH_NONE,
@@ -87,6 +94,7 @@ struct offcpu_opts {
 	int verbose;
 	const char *btf_path;
 	const char *variant;	/* forced variant, e.g. "raw_tp,hash" */
+	enum backend backend;	/* --backend */
 	char **cmdv;		/* -- command to run */
 	int argc;		/* the whole command line, for the CMDLINE feature */
 	char **argv;

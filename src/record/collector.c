@@ -29,6 +29,7 @@
 #include "record/synthesis.h"
 #include "record/sample_writer.h"
 #include "record/stacks.h"
+#include "record/switch_events.h"
 #include "record/task_events.h"
 #include "record/wakers.h"
 
@@ -38,6 +39,8 @@
  */
 #define DRAIN_NS	(1000ull * 1000000)
 #define LAG_NS		(2 * DRAIN_NS)
+/* The perf backend pairs a switch once every CPU's ring holds that time: read later than this. */
+#define PAIR_LAG_NS	(50ull * 1000000)
 
 struct collector {
 	struct pd_writer *w;
@@ -45,7 +48,8 @@ struct collector {
 	const struct offcpu_opts *o;
 	struct task_events *te;
 	struct oncpu *on;	/* -F, else NULL */
-	struct ringbuf *rb;
+	struct ringbuf *rb;	/* the BPF backend's records, else NULL */
+	struct switch_events *sw;	/* the perf backend's, else NULL */
 	struct ordered_events q;
 	uint64_t last_drain;
 	uint64_t records_read_at;	/* the task records emitted before this are read */
@@ -114,7 +118,7 @@ static int queue(void *ctx, const struct perf_event_header *rec, uint64_t time)
 		 * after PID_FILTER_ENTRIES forks no new process is followed
 		 * (the tp variant's sched_process_free does this in BPF).
 		 */
-		if (!task_events_follows(c->te, fork->pid))
+		if (c->ld->pid_filter_fd >= 0 && !task_events_follows(c->te, fork->pid))
 			bpf_map_delete_elem(c->ld->pid_filter_fd, &fork->pid);
 	}
 	return ordered_queue(&c->q, rec, time);
@@ -468,6 +472,17 @@ static void kernel_walk_copied(struct collector *c, const struct offcpu_ucopy *c
 
 static void read_all(struct collector *c);
 
+/* A long block sent at once (W: its waker, --wakers, else NULL). */
+static int add_event(struct collector *c, const struct offcpu_event *e,
+		     const struct offcpu_waker *w)
+{
+	c->st.direct++;
+	if (c->o->trigger_ns && e->delta >= c->o->trigger_ns)
+		flight_trigger(c, e);
+	return add_sample(c, e->pid, e->tid, e->cpu, e->time, uncredited(c, e), e->kstack,
+			  e->ustack, w);
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
@@ -493,11 +508,13 @@ static int on_event(void *ctx, void *data, size_t size)
 	}
 	if (size < sizeof(*e))
 		return 0;
-	c->st.direct++;
-	if (c->o->trigger_ns && e->delta >= c->o->trigger_ns)
-		flight_trigger(c, e);
-	return add_sample(c, e->pid, e->tid, e->cpu, e->time, uncredited(c, e), e->kstack,
-			  e->ustack, size >= sizeof(*we) ? &we->w : NULL);
+	return add_event(c, e, size >= sizeof(*we) ? &we->w : NULL);
+}
+
+/* The perf backend's long block (switch_events.c), as the ring would have sent it. */
+static int sw_block(void *ctx, const struct offcpu_event *e)
+{
+	return add_event(ctx, e, NULL);
 }
 
 /*
@@ -571,7 +588,7 @@ static int drain_map(struct collector *c, int fd, size_t key_size, sum_fn add)
 	const char *k = (const char *)keys;
 
 	/* The copies of the stacks these blocks name are in the ring: unwind them first. */
-	if (c->ld->plan->dwarf && ringbuf_consume(c->rb) < 0)
+	if (c->ld->plan->dwarf && c->rb && ringbuf_consume(c->rb) < 0)
 		return -1;
 
 	for (;;) {
@@ -594,10 +611,17 @@ static int drain_map(struct collector *c, int fd, size_t key_size, sum_fn add)
 	}
 }
 
+static int sw_sum(void *ctx, const void *key, const struct offcpu_val *v)
+{
+	return add_sum(ctx, key, v);
+}
+
 static int drain_sums(struct collector *c)
 {
 	stacks_drain_begin(c->stacks);
-	if (drain_map(c, c->ld->sums_fd, sizeof(struct offcpu_key), add_sum))
+	if (c->sw && switch_events_drain(c->sw, sw_sum, c))
+		return -1;
+	if (!c->sw && drain_map(c, c->ld->sums_fd, sizeof(struct offcpu_key), add_sum))
 		return -1;
 	if (c->wakers && drain_map(c, c->ld->wsums_fd, sizeof(struct offcpu_wkey), add_wsum))
 		return -1;
@@ -636,6 +660,28 @@ static int open_events(struct collector *c, const uint32_t *pids, size_t nr_pids
 	return 0;
 }
 
+static bool sw_follows(void *ctx, uint32_t pid)
+{
+	struct collector *c = ctx;
+
+	return task_events_follows(c->te, pid);
+}
+
+static void sw_refresh(void *ctx)
+{
+	read_all(ctx);
+}
+
+/* The perf backend's switch events, opened before the task records are synthesized. */
+static int open_switches(struct collector *c)
+{
+	const struct switch_sink sink = { sw_block, sw_follows, sw_refresh, c };
+
+	c->sw = switch_events_open(c->o, c->ld->plan, &c->ld->tp, c->stacks,
+				   libbpf_num_possible_cpus(), &sink);
+	return c->sw ? 0 : -1;
+}
+
 struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 				  const struct offcpu_opts *o,
 				  const uint32_t *pids, size_t nr_pids)
@@ -653,6 +699,8 @@ struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 	c->files = open_mapped_files(o);
 	if (!c->stacks || !c->scratch || !c->files)
 		goto nomem;
+	if (ld->perf_backend && open_switches(c))
+		goto fail;
 	if (ld->ku_rows_fd >= 0 && !(c->kt = ktables_new(ld->ku_rows_fd, ld->ku_files_fd,
 							   ld->ku_procs_fd, ld->ku_want_fd,
 							   ld->plan->ku_rows)))
@@ -665,8 +713,8 @@ struct collector *collector_start(struct pd_writer *w, struct loader *ld,
 		goto nomem;
 	if (open_events(c, pids, nr_pids))
 		goto fail;
-	c->rb = ringbuf_new(ld->events_fd, on_event, c);
-	if (!c->rb) {
+	c->rb = c->sw ? NULL : ringbuf_new(ld->events_fd, on_event, c);
+	if (!c->rb && !c->sw) {
 		fprintf(stderr, "offcpu: cannot read the BPF ring buffer: %s\n", strerror(errno));
 		goto fail;
 	}
@@ -699,11 +747,17 @@ static void read_all(struct collector *c)
 
 int collector_poll(struct collector *c, int timeout_ms)
 {
-	uint64_t now;
+	uint64_t now, read_at = mono_ns();
 
-	if (ringbuf_poll(c->rb, timeout_ms) < 0 && errno != EINTR)
+	if (c->rb && ringbuf_poll(c->rb, timeout_ms) < 0 && errno != EINTR)
 		return -1;
+	if (c->sw && switch_events_poll(c->sw, timeout_ms) < 0 && errno != EINTR)
+		return -1;
+	read_at = mono_ns();
 	read_all(c);
+	/* Switches wait for the other CPUs' of their time to be in their rings. */
+	if (c->sw && switch_events_read(c->sw, read_at > PAIR_LAG_NS ? read_at - PAIR_LAG_NS : 0))
+		c->err = -1;
 	now = mono_ns();
 	if (now - c->last_drain >= DRAIN_NS) {
 		if (drain_sums(c))
@@ -719,8 +773,14 @@ int collector_poll(struct collector *c, int timeout_ms)
 static void read_counters(struct collector *c)
 {
 	int n = libbpf_num_possible_cpus();
-	uint64_t *v = calloc(n, sizeof(uint64_t));
+	uint64_t *v;
 
+	if (c->sw) {
+		for (uint32_t i = 0; i < COUNTER_MAX; i++)
+			c->st.counters[i] += switch_events_counters(c->sw)[i];
+		return;
+	}
+	v = calloc(n, sizeof(uint64_t));
 	if (!v)
 		return;
 	for (uint32_t i = 0; i < COUNTER_MAX; i++) {
@@ -736,8 +796,11 @@ static void read_counters(struct collector *c)
 static uint64_t counter_now(struct collector *c, uint32_t idx)
 {
 	int n = libbpf_num_possible_cpus();
-	uint64_t *v = n > 0 ? calloc(n, sizeof(uint64_t)) : NULL, sum = 0;
+	uint64_t *v, sum = 0;
 
+	if (c->sw)
+		return switch_events_counters(c->sw)[idx];
+	v = n > 0 ? calloc(n, sizeof(uint64_t)) : NULL;
 	if (v && !bpf_map_lookup_elem(c->ld->counters_fd, &idx, v))
 		for (int cpu = 0; cpu < n; cpu++)
 			sum += v[cpu];
@@ -748,7 +811,7 @@ static uint64_t counter_now(struct collector *c, uint32_t idx)
 void collector_progress(struct collector *c, struct collector_progress *p)
 {
 	p->samples = c->st.samples;
-	p->lost = counter_now(c, DROP_SUMS);
+	p->lost = counter_now(c, DROP_SUMS) + counter_now(c, STAT_PERF_LOST);
 	p->bytes = c->fl.buf ? c->fl.bytes : pd_data_size(c->w);
 	p->queued = c->q.bytes;
 }
@@ -807,18 +870,29 @@ static void describe_file(struct collector *c)
 /* Samples lost in the kernel so far (as collector_lost counts them at the end). */
 static uint64_t lost_now(struct collector *c)
 {
-	return counter_now(c, DROP_SUMS) + counter_now(c, DROP_UNSEEN);
+	return counter_now(c, DROP_SUMS) + counter_now(c, DROP_UNSEEN) +
+	       counter_now(c, STAT_PERF_LOST);
 }
 
 /* Every record up to T is in the queue: the ring, the task events, the sums. */
 static void take_all(struct collector *c)
 {
-	while (ringbuf_consume(c->rb) > 0)
+	while (c->rb && ringbuf_consume(c->rb) > 0)
 		;
 	read_all(c);
+	if (c->sw && switch_events_read(c->sw, c->end))
+		c->err = -1;
 	if (drain_sums(c))
 		c->err = -1;
 	c->last_drain = mono_ns();
+}
+
+/* Threads still blocked at c->end, from the kernel's state or the perf backend's. */
+static int scan_end(struct collector *c, uint64_t *ran)
+{
+	if (c->sw)
+		return switch_events_blocked(c->sw, c->end, add_blocked, c, ran);
+	return blocked_scan_end(c->ld, c->end, add_blocked, c, ran);
 }
 
 /* Queue a record of the live processes for the new file (no side effects). */
@@ -841,7 +915,7 @@ static void end_file(struct collector *c, uint64_t since)
 	c->switching = true;
 	take_all(c);
 	credits_purge(c, since);
-	if (blocked_scan_end(c->ld, c->end, add_blocked, c, &ran))
+	if (scan_end(c, &ran))
 		c->err = -1;
 	lost = lost_now(c);
 	write_lost(c, lost - c->lost_before, c->end);
@@ -942,6 +1016,8 @@ void collector_end(struct collector *c)
 	c->end = mono_ns();
 	if (c->on)
 		oncpu_stop(c->on);
+	if (c->sw)
+		switch_events_stop(c->sw);
 }
 
 int collector_finish(struct collector *c, struct collector_stats *st)
@@ -951,11 +1027,12 @@ int collector_finish(struct collector *c, struct collector_stats *st)
 	/* A file still waited for ends here: its window, and blocks inside it. */
 	if (c->fl.buf)
 		c->file_start = window_start(c, c->trig.time ? c->trig.time : c->end);
-	while (ringbuf_consume(c->rb) > 0)
+	while (c->rb && ringbuf_consume(c->rb) > 0)
 		;
 	read_all(c);
-	if (drain_sums(c) ||
-	    blocked_scan_end(c->ld, c->end, add_blocked, c, &c->st.blocked_ran))
+	if (c->sw && switch_events_read(c->sw, UINT64_MAX))
+		c->err = -1;
+	if (drain_sums(c) || scan_end(c, &c->st.blocked_ran))
 		c->err = -1;
 	read_counters(c);
 	c->st.unwind = stacks_unwind_counts(c->stacks);
@@ -1005,6 +1082,7 @@ void collector_free(struct collector *c)
 	if (!c)
 		return;
 	ringbuf_free(c->rb);
+	switch_events_free(c->sw);
 	oncpu_free(c->on);
 	task_events_free(c->te);
 	ordered_free(&c->q);

@@ -76,7 +76,7 @@ struct collector_trigger {
 /* Samples lost in the kernel (a full ring buffer sums its blocks instead). */
 static inline uint64_t collector_lost(const struct collector_stats *st)
 {
-	return st->counters[DROP_SUMS] + st->counters[DROP_UNSEEN];
+	return st->counters[DROP_SUMS] + st->counters[DROP_UNSEEN] + st->counters[STAT_PERF_LOST];
 }
 
 /*

@@ -483,6 +483,25 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 	return 0;
 }
 
+int loader_none(struct loader *l, const struct offcpu_opts *o, const struct probe *p,
+		const struct plan *pl)
+{
+	memset(l, 0, sizeof(*l));
+	if (o->wakers) {
+		fprintf(stderr, "offcpu: --wakers needs the BPF backend (perf backend: %s)\n",
+			p->backend_why);
+		return -1;
+	}
+	l->plan = pl;
+	l->perf_backend = true;
+	l->tp = p->tp;
+	l->events_fd = l->sums_fd = l->stacks_fd = l->kstacks_fd = l->counters_fd = -1;
+	l->pid_filter_fd = l->ustack_spill_fd = l->kstack_spill_fd = l->wsums_fd = -1;
+	l->kthreads_fd = l->tid_start_fd = l->ucache_fd = -1;
+	l->ku_rows_fd = l->ku_files_fd = l->ku_procs_fd = l->ku_want_fd = -1;
+	return 0;
+}
+
 /* Whether /proc/TID/stat's flags have PF_KTHREAD. */
 static bool is_kthread(const char *stat_path)
 {
@@ -673,6 +692,8 @@ void loader_print_maps(const struct loader *l, FILE *out)
 {
 	struct bpf_map *m;
 
+	if (!l->obj)
+		return;
 	bpf_object__for_each_map(m, l->obj) {
 		if (bpf_map__fd(m) < 0)
 			continue;

@@ -64,6 +64,7 @@ struct loader {
 	int ku_rows_fd, ku_files_fd, ku_procs_fd, ku_want_fd;
 	int kwalk;		/* the walker loaded (plan.h's KWALK_*) */
 	uint64_t memlock;	/* bytes locked by our maps (fdinfo) */
+	bool perf_backend;	/* no object: perf events record (src/record/switch_events.c) */
 };
 
 /* Returns 0, or -1 after one line on stderr naming what failed. */
@@ -79,6 +80,13 @@ int loader_libbpf_matches(void);
 int loader_load(struct loader *l, const struct offcpu_opts *o, const struct target *t,
 		const struct probe *p, const struct plan *pl);
 int loader_attach(struct loader *l);
+
+/*
+ * The perf backend's session: no BPF object, every fd -1, the probe's
+ * sched_switch layout in tp.  Refuses (-1, one line) what needs BPF: --wakers.
+ */
+int loader_none(struct loader *l, const struct offcpu_opts *o, const struct probe *p,
+		const struct plan *pl);
 void loader_print_maps(const struct loader *l, FILE *out);
 
 /*

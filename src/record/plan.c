@@ -24,6 +24,9 @@ static const char *no_dwarf(const struct offcpu_opts *o, const struct probe *p)
 	if (o->unwind == UNWIND_DEFAULT && !OFFCPU_DWARF_DEFAULT)
 		return "not the default on " OFFCPU_TARGET " yet (frame-pointer steps over code "
 		       "without CFI; --call-graph dwarf asks for it)";
+	/* The perf backend's samples carry the user registers. */
+	if (p->perf_backend)
+		return NULL;
 	if (!p->task_pt_regs && !p->thread_size)
 		return "the user registers need the kernel's task layout (BTF: the BTF-free "
 		       "variant has none)";
@@ -35,6 +38,8 @@ static const char *no_kunwind(const struct offcpu_opts *o, const struct probe *p
 {
 	if (!o->unwind_in_kernel)
 		return "--unwind-in user (the default)";
+	if (p->perf_backend)
+		return "the perf backend has no BPF program to walk them";
 	if (!pl->dwarf || p->classic_tp)
 		return "user stacks are not unwound with CFI";
 	if (!OFFCPU_KUNWIND)
@@ -142,7 +147,7 @@ void plan_resolve(struct plan *pl, const struct offcpu_opts *o, const struct pro
 	pl->no_dwarf = no_dwarf(o, p);
 	pl->dwarf = !pl->no_dwarf;
 	/* Spilled stacks are map keys, and a key holds at most OFFCPU_SPILL_FRAMES. */
-	pl->spill = o->max_stack <= OFFCPU_SPILL_FRAMES;
+	pl->spill = o->max_stack <= OFFCPU_SPILL_FRAMES && !p->perf_backend;
 	pl->no_kunwind = no_kunwind(o, p, pl);
 	pl->kunwind = !pl->no_kunwind;
 	if (pl->kunwind)
@@ -152,7 +157,7 @@ void plan_resolve(struct plan *pl, const struct offcpu_opts *o, const struct pro
 	 * every stack word a reuse depends on, wherever the registers came from.
 	 */
 	pl->stack_cache = o->ustack && o->stack_cache != STACK_CACHE_OFF &&
-			  (p->task_pt_regs || pl->dwarf);
+			  (p->task_pt_regs || pl->dwarf) && !p->perf_backend;
 	/* --wakers walks the waker's kernel stack even with --call-graph user. */
 	pl->kstack = o->kstack || o->wakers;
 	plan_sizes(pl, o);

@@ -34,6 +34,27 @@
 #define CAP_BPF 39
 #endif
 
+/*
+ * Where the BPF checks' refusals go: stderr, or with --backend auto this
+ * buffer, which becomes the reason the perf backend was chosen.
+ */
+static char *refusal;
+static size_t refusal_len;
+
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (refusal) {
+		vsnprintf(refusal, refusal_len, fmt, ap);
+		refusal[strcspn(refusal, "\n")] = '\0';
+	} else {
+		vfprintf(stderr, fmt, ap);
+	}
+	va_end(ap);
+}
+
 static int parse_kver(const char *release)
 {
 	unsigned a = 0, b = 0, c = 0;
@@ -80,14 +101,14 @@ static int embedded_btf(struct probe *p)
 			     offcpu_btf_archive_end - offcpu_btf_archive,
 			     p->machine, p->release, &btf, &len, err, sizeof(err));
 	if (r < 0)
-		fprintf(stderr, "offcpu: embedded BTF archive: %s\n", err);
+		say("offcpu: embedded BTF archive: %s\n", err);
 	if (r <= 0)
 		return -1;
 	snprintf(p->btf_path, sizeof(p->btf_path), "%s/offcpu-btf.XXXXXX",
 		 tmp && *tmp ? tmp : "/tmp");
 	fd = mkstemp(p->btf_path);	/* mode 0600, O_EXCL */
 	if (fd < 0 || write(fd, btf, len) != (ssize_t)len) {
-		fprintf(stderr, "offcpu: cannot write a temporary BTF file %s: %s\n",
+		say("offcpu: cannot write a temporary BTF file %s: %s\n",
 			p->btf_path, strerror(errno));
 		if (fd >= 0) {
 			close(fd);
@@ -201,7 +222,7 @@ static int find_btf(struct probe *p, const char *btf_file)
 	if (btf_file) {
 		btf = probe_btf_parse(btf_file);
 		if (!btf) {
-			fprintf(stderr, "offcpu: --btf %s: %s\n", btf_file,
+			say("offcpu: --btf %s: %s\n", btf_file,
 				errno == ENOENT ? "no such file" : "not a BTF or ELF file with BTF");
 			return -1;
 		}
@@ -237,10 +258,10 @@ static int find_formats(struct probe *p, bool forced)
 		return 0;
 	}
 	if (forced)
-		fprintf(stderr, "offcpu: the BTF-free variant needs the sched tracepoints' formats from tracefs: %s\n",
+		say("offcpu: the BTF-free variant needs the sched tracepoints' formats from tracefs: %s\n",
 			err);
 	else
-		fprintf(stderr, "offcpu: no BTF for kernel %s %s (%s is missing, none is embedded, no --btf FILE) "
+		say("offcpu: no BTF for kernel %s %s (%s is missing, none is embedded, no --btf FILE) "
 			"and no tracepoint format for the BTF-free variant (%s)\n",
 			p->release, p->machine, SYS_BTF, err);
 	return -1;
@@ -258,12 +279,12 @@ static int find_types(struct probe *p, const char *btf_file, const char *variant
 
 	p->kernel_btf = !access(SYS_BTF, R_OK);
 	if (btf_none(btf_file) && variant && !tp) {
-		fprintf(stderr, "offcpu: --btf none runs the BTF-free variant tp,hash, not --variant %s\n",
+		say("offcpu: --btf none runs the BTF-free variant tp,hash, not --variant %s\n",
 			variant);
 		return -1;
 	}
 	if (tp && btf_file && !btf_none(btf_file)) {
-		fprintf(stderr, "offcpu: --variant tp,hash uses no BTF: drop --btf %s\n", btf_file);
+		say("offcpu: --variant tp,hash uses no BTF: drop --btf %s\n", btf_file);
 		return -1;
 	}
 	if (tp || btf_none(btf_file)) {
@@ -339,22 +360,22 @@ static int choose_variant(struct probe *p, const char *btf_file, const char *var
 		} else if (!strcmp(variant, "tp,hash")) {
 			p->classic_tp = true;
 		} else {
-			fprintf(stderr, "offcpu: invalid --variant '%s': expected tp_btf,task, tp_btf,hash, raw_tp,hash or tp,hash\n",
+			say("offcpu: invalid --variant '%s': expected tp_btf,task, tp_btf,hash, raw_tp,hash or tp,hash\n",
 				variant);
 			return -1;
 		}
 		if (!p->classic_tp && p->btf == BTF_NONE) {
-			fprintf(stderr, "offcpu: --variant %s needs BTF, and there is none: %s\n",
+			say("offcpu: --variant %s needs BTF, and there is none: %s\n",
 				variant, p->chain);
 			return -1;
 		}
 		if (p->tp_btf && !p->kernel_btf) {
-			fprintf(stderr, "offcpu: --variant %s needs kernel BTF (%s), which this kernel lacks\n",
+			say("offcpu: --variant %s needs kernel BTF (%s), which this kernel lacks\n",
 				variant, SYS_BTF);
 			return -1;
 		}
 		if (p->use_task_storage && !p->task_storage) {
-			fprintf(stderr, "offcpu: --variant %s needs task local storage (Linux 5.11+)\n",
+			say("offcpu: --variant %s needs task local storage (Linux 5.11+)\n",
 				variant);
 			return -1;
 		}
@@ -391,16 +412,16 @@ static int check_bpf(void)
 	 */
 	memset(&attr, 0, sizeof(attr));
 	if (syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr)) < 0 && errno == ENOSYS) {
-		fprintf(stderr, "offcpu: this kernel has no bpf() system call (needs CONFIG_BPF_SYSCALL=y)\n");
+		say("offcpu: this kernel has no bpf() system call (needs CONFIG_BPF_SYSCALL=y)\n");
 		return -1;
 	}
 	r = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL);
 	if (r == 1)
 		return 0;
 	if (r == -EPERM || r == -EACCES)
-		fprintf(stderr, "offcpu: not allowed to load BPF programs: run as root or with CAP_BPF and CAP_PERFMON\n");
+		say("offcpu: not allowed to load BPF programs: run as root or with CAP_BPF and CAP_PERFMON\n");
 	else
-		fprintf(stderr, "offcpu: this kernel cannot load raw tracepoint BPF programs (%s)\n",
+		say("offcpu: this kernel cannot load raw tracepoint BPF programs (%s)\n",
 			strerror(r < 0 ? -r : EINVAL));
 	return -1;
 }
@@ -430,7 +451,7 @@ static int check_tracepoint(void)
 	}
 	if (err != ENOENT)
 		return 0;	/* not about the tracepoint: attaching will say */
-	fprintf(stderr, "offcpu: this kernel has no sched:sched_switch tracepoint\n");
+	say("offcpu: this kernel has no sched:sched_switch tracepoint\n");
 	return -1;
 }
 
@@ -480,7 +501,7 @@ static int check_cpu_helper(const struct probe *p)
 	close(fd);
 	if (bad < 0)
 		return 0;
-	fprintf(stderr, "offcpu: this kernel's BPF %s gives CPU %u for bpf_get_smp_processor_id() "
+	say("offcpu: this kernel's BPF %s gives CPU %u for bpf_get_smp_processor_id() "
 		"on CPU %d, so stacks would go to other threads' blocks%s\n",
 		p->jit ? "JIT" : "interpreter", said, bad,
 		p->jit_off ? "; turn the JIT on: sysctl -w net.core.bpf_jit_enable=1" : "");
@@ -556,7 +577,7 @@ static int check_task_storage(struct probe *p, const char *variant)
 		return 0;
 	p->task_storage_broken = true;
 	if (variant) {
-		fprintf(stderr, "offcpu: --variant %s: this kernel's bpf_task_storage_get() creates no "
+		say("offcpu: --variant %s: this kernel's bpf_task_storage_get() creates no "
 			"task local storage (a self-test got none); use tp_btf,hash\n", variant);
 		return -1;
 	}
@@ -593,22 +614,12 @@ static void probe_uregs(struct probe *p)
 		p->uregs_pad = 16;
 }
 
-int probe_kernel(struct probe *p, const char *btf_file, const char *variant)
+/* The BPF backend's facts and variant; -1 after one line (to stderr or the refusal). */
+static int probe_bpf(struct probe *p, const char *btf_file, const char *variant)
 {
-	struct utsname u;
-
-	memset(p, 0, sizeof(*p));
-	uname(&u);
-	snprintf(p->release, sizeof(p->release), "%s", u.release);
-	snprintf(p->machine, sizeof(p->machine), "%s", u.machine);
-	p->kver = parse_kver(u.release);
 	if (p->kver < KVER(5, 8, 0)) {
-		fprintf(stderr, "offcpu: kernel %s is too old: Linux 5.8 or later is needed (BPF ring buffer)\n",
-			u.release);
-		return -1;
-	}
-	if (!has_caps()) {
-		fprintf(stderr, "offcpu: not allowed to load BPF programs: run as root or with CAP_BPF and CAP_PERFMON\n");
+		say("offcpu: kernel %s is too old: Linux 5.8 or later is needed (BPF ring buffer)\n",
+			p->release);
 		return -1;
 	}
 	if (check_bpf() || check_tracepoint() || find_types(p, btf_file, variant))
@@ -637,6 +648,80 @@ int probe_kernel(struct probe *p, const char *btf_file, const char *variant)
 	p->scan_start = p->tp_btf && p->kver >= KVER(5, 9, 0);
 	p->scan_ustack = p->scan_start && p->task_pt_regs && p->kver >= KVER(5, 18, 0);
 	return 0;
+}
+
+/*
+ * The perf backend (src/record/switch_events.c): sched:sched_switch as a
+ * perf event, its id and record layout from tracefs.  4.14 is the oldest
+ * kernel whose prev_state is reported as it reads now (a preempted task
+ * above 0xff, TASK_IDLE as 0x80; __trace_sched_switch_state's rework);
+ * PERF_RECORD_SWITCH_CPU_WIDE (4.3) and CLOCK_MONOTONIC samples (4.1) are
+ * older.  WHY: why BPF is not used.
+ */
+static int probe_perf(struct probe *p, const char *why)
+{
+	char err[160];
+
+	memset(&p->tp, 0, sizeof(p->tp));
+	p->btf = BTF_NONE;
+	p->perf_backend = true;
+	snprintf(p->backend_why, sizeof(p->backend_why), "%s", why);
+	if (p->kver < KVER(4, 14, 0)) {
+		fprintf(stderr, "offcpu: kernel %s is too old: the perf backend needs Linux 4.14 "
+			"or later (sched_switch's prev_state as it reports it now)\n", p->release);
+		return -1;
+	}
+	if (tracefs_sched_read(&p->tp, err, sizeof(err))) {
+		fprintf(stderr, "offcpu: the perf backend needs sched:sched_switch from tracefs: %s\n",
+			err);
+		return -1;
+	}
+	snprintf(p->why, sizeof(p->why), "perf backend: %s", why);
+	return 0;
+}
+
+int probe_kernel(struct probe *p, const char *btf_file, const char *variant,
+		 enum backend backend)
+{
+	char why[sizeof(p->backend_why) - 16];
+	struct utsname u;
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	uname(&u);
+	snprintf(p->release, sizeof(p->release), "%s", u.release);
+	snprintf(p->machine, sizeof(p->machine), "%s", u.machine);
+	p->kver = parse_kver(u.release);
+	if (!has_caps()) {
+		say("offcpu: not allowed to load BPF programs or open perf events: run as root or "
+		    "with CAP_BPF and CAP_PERFMON\n");
+		return -1;
+	}
+	if (backend == BACKEND_PERF)
+		return probe_perf(p, "--backend perf");
+	/* A BPF option given (--btf, --variant) asks for BPF: its refusal is the user's to read. */
+	if (backend == BACKEND_AUTO && !btf_file && !variant) {
+		refusal = why;
+		refusal_len = sizeof(why);
+	}
+	why[0] = '\0';
+	err = probe_bpf(p, btf_file, variant);
+	refusal = NULL;
+	if (!err) {
+		snprintf(p->backend_why, sizeof(p->backend_why), "%s",
+			 backend == BACKEND_BPF ? "--backend bpf" : "BPF loads on this kernel");
+		return 0;
+	}
+	if (!why[0])
+		return -1;
+	probe_cleanup(p);
+	return probe_perf(p, why + (strncmp(why, "offcpu: ", 8) ? 0 : 8));
+}
+
+int probe_fall_back(struct probe *p, const char *why)
+{
+	probe_cleanup(p);
+	return probe_perf(p, why);
 }
 
 /* -v and probe: what becomes of threads blocked at the start and at the end. */
@@ -677,6 +762,25 @@ static void print_classic(const struct probe *p, FILE *out)
 	fprintf(out, "kernel threads: PF_KTHREAD in /proc at start, then the children of kthreadd (pid 2)\n");
 }
 
+/* The perf backend: what it opens, what it reads, what it cannot do. */
+static void print_perf(const struct probe *p, FILE *out)
+{
+	const struct tracefs_sched *t = &p->tp;
+
+	fprintf(out, "attach: perf event sched:sched_switch (id %u) per CPU, with "
+		"PERF_RECORD_SWITCH_CPU_WIDE for switch-ins\n", t->switch_id);
+	fprintf(out, "record layout: %s: sched_switch prev_state +%u (%u bytes), next_pid +%u\n",
+		t->dir, t->switch_prev_state.offset, t->switch_prev_state.size,
+		t->switch_next_pid.offset);
+	fprintf(out, "stacks: kernel and user callchains of the sample (frame pointers), or "
+		"user registers and stack copies unwound here with CFI (dwarf)\n");
+	fprintf(out, "pairing: switch-out and switch-in in time order in user space\n");
+	fprintf(out, "blocked at the start: not seen (no task iterator)\n");
+	fprintf(out, "still blocked at the end: the threads whose switch-in was not seen\n");
+	fprintf(out, "wakers: no (--wakers needs the BPF backend)\n");
+	fprintf(out, "why: %s\n", p->why);
+}
+
 void probe_print(const struct probe *p, FILE *out)
 {
 	static const char *const src[] = {
@@ -686,6 +790,11 @@ void probe_print(const struct probe *p, FILE *out)
 
 	fprintf(out, "kernel: %s\n", p->release);
 	fprintf(out, "arch: %s\n", p->machine);
+	fprintf(out, "backend: %s (%s)\n", p->perf_backend ? "perf" : "bpf", p->backend_why);
+	if (p->perf_backend) {
+		print_perf(p, out);
+		return;
+	}
 	fprintf(out, "btf: %s%s%s\n", src[p->btf],
 		p->btf == BTF_FILE ? " " : "", p->btf == BTF_FILE ? p->btf_path : "");
 	fprintf(out, "btf chain: %s\n", p->chain);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "record/cli.h"
 #include "record/tracefs.h"
 
 enum btf_source {
@@ -52,15 +53,26 @@ struct probe {
 	struct tracefs_sched tp;	/* their record layouts (classic_tp) */
 	char chain[512];	/* where BTF was looked for, and why the search stopped */
 	char why[256];		/* why the variant was chosen */
+	/* No BPF: perf events alone (src/record/switch_events.c), tp holds sched_switch's layout. */
+	bool perf_backend;
+	char backend_why[256];	/* why this backend (-v, offcpu probe) */
 };
 
 /*
- * Probe the kernel.  BTF_FILE is --btf (a file, or "none" for the BTF-free
+ * Probe the kernel.  BACKEND: --backend; auto takes the perf backend when a
+ * BPF check fails (unless --btf or --variant asked for BPF).  BTF_FILE is --btf (a file, or "none" for the BTF-free
  * variant) or NULL; VARIANT forces a variant ("tp_btf,task", "tp_btf,hash",
  * "raw_tp,hash", "tp,hash") or is NULL.  Returns 0, or -1 after printing one
  * line that says what is missing and what to do.
  */
-int probe_kernel(struct probe *p, const char *btf_file, const char *variant);
+int probe_kernel(struct probe *p, const char *btf_file, const char *variant,
+		 enum backend backend);
+
+/*
+ * --backend auto: the BPF program was refused at load or attach (WHY):
+ * the probe turns to the perf backend.  0, or -1 after one line.
+ */
+int probe_fall_back(struct probe *p, const char *why);
 
 /* "tp_btf,task", "tp_btf,hash", "raw_tp,hash" or "tp,hash". */
 const char *probe_variant(const struct probe *p);

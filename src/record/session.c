@@ -132,13 +132,39 @@ static int set_nice(const struct offcpu_opts *o)
 	return 0;
 }
 
+/*
+ * The BPF program loaded and attached, or the perf backend: chosen by the
+ * probe, or taken when the kernel refuses the program (--backend auto, no
+ * BPF option given: the refusal was said above).
+ */
+static int load_backend(struct session *s)
+{
+	const struct offcpu_opts *o = s->o;
+
+	if (s->probe.perf_backend)
+		return loader_none(&s->ld, o, &s->probe, &s->plan);
+	if (!loader_load(&s->ld, o, &s->target, &s->probe, &s->plan) && !loader_attach(&s->ld))
+		return 0;
+	if (o->backend != BACKEND_AUTO || o->btf_path || o->variant)
+		return -1;
+	loader_close(&s->ld);
+	if (probe_fall_back(&s->probe, "the BPF program was refused at load or attach"))
+		return -1;
+	fprintf(stderr, "offcpu: recording with the perf backend instead (--backend bpf "
+		"refuses)\n");
+	plan_resolve(&s->plan, o, &s->probe);
+	if (o->verbose)
+		probe_print(&s->probe, stderr);
+	return loader_none(&s->ld, o, &s->probe, &s->plan);
+}
+
 static int session_setup(struct session *s)
 {
 	const struct offcpu_opts *o = s->o;
 
 	if (target_check_cpus(o) || target_init(&s->target, o) || check_output(o->output))
 		return -1;
-	if (probe_kernel(&s->probe, o->btf_path, o->variant))
+	if (probe_kernel(&s->probe, o->btf_path, o->variant, o->backend))
 		return -1;
 	plan_resolve(&s->plan, o, &s->probe);
 	if (o->verbose)
@@ -158,7 +184,7 @@ static int session_setup(struct session *s)
 	}
 	if (set_nice(o))
 		return -1;
-	if (loader_load(&s->ld, o, &s->target, &s->probe, &s->plan) || loader_attach(&s->ld))
+	if (load_backend(s))
 		return -1;
 	summary_unwinding(o, &s->plan);
 	probe_cleanup(&s->probe);

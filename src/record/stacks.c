@@ -24,6 +24,8 @@
 struct interned {
 	uint32_t refs;
 	uint32_t hash;
+	int32_t table_id;	/* its perf backend id (STACKS_TABLE_ID), 0: none */
+	uint32_t pad;		/* the stack after it is 8-byte aligned */
 };
 
 /*
@@ -75,6 +77,8 @@ struct stacks {
 	uint64_t cache_cleared;		/* the dwarf stack cache map was full */
 	struct offcpu_ucopy *sample_copy;	/* a -F sample's registers and stack */
 	uint32_t sample_copy_bytes;
+	const struct stack **table;	/* the perf backend's stacks by id, each interned */
+	size_t table_n, table_cap;
 	const char *sched_how;	/* NULL: not looked up yet (-v says how it was) */
 	uint64_t sched_lo, sched_hi;	/* __schedule, or 0, 0: unknown */
 };
@@ -202,6 +206,9 @@ const struct stack *stacks_get(struct stacks *s, int32_t id, bool kernel)
 
 	if (id >= 0 && (id & OFFCPU_SPILL_ID))
 		return get_spilled(s, id, kernel);
+	if (id >= 0 && (id & STACKS_TABLE_ID) && !(id & OFFCPU_DWARF_ID))
+		return (size_t)(id & ~STACKS_TABLE_ID) < s->table_n ?
+		       s->table[id & ~STACKS_TABLE_ID] : NULL;
 	if (id >= 0 && (id & OFFCPU_DWARF_ID) && !kernel)
 		return unwound_get(s, id);
 	if (id < 0 || (size_t)id >= s->nr_ids)
@@ -245,7 +252,7 @@ static const struct stack *intern(struct stacks *s, const uint64_t *ip, uint32_t
 	hdr = malloc(sizeof(*hdr) + sizeof(*st) + n * sizeof(*ip));
 	if (!hdr)
 		return NULL;
-	*hdr = (struct interned){ 0, h };
+	*hdr = (struct interned){ 0, h, 0, 0 };
 	st = (struct stack *)(hdr + 1);
 	st->nr = n;
 	memcpy(st->ip, ip, n * sizeof(*ip));
@@ -443,6 +450,41 @@ int stacks_add_copy(struct stacks *s, const struct offcpu_ucopy *c, size_t size)
 	return cached ? cache_holds(s, key, c->id) : 0;
 }
 
+/* A new id of the table for interned stack ST (held for the whole run). */
+static int32_t table_add(struct stacks *s, const struct stack *st)
+{
+	if (s->table_n == s->table_cap) {
+		size_t cap = s->table_cap ? 2 * s->table_cap : 1024;
+		const struct stack **v = realloc(s->table, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		s->table = v;
+		s->table_cap = cap;
+	}
+	if (s->table_n >= STACKS_TABLE_ID)
+		return -1;
+	s->table[s->table_n] = st;
+	hdr_of(st)->refs++;
+	hdr_of(st)->table_id = STACKS_TABLE_ID | (int32_t)s->table_n;
+	return STACKS_TABLE_ID | (int32_t)s->table_n++;
+}
+
+int32_t stacks_table_put(struct stacks *s, const uint64_t *ip, uint32_t n, bool kernel)
+{
+	uint32_t skip = kernel ? sched_skip(s, ip, n) : 0;
+	const struct stack *st;
+
+	if (n - skip > s->ld->plan->max_stack)
+		n = skip + s->ld->plan->max_stack;
+	st = intern(s, ip + skip, n - skip);
+	if (!st)
+		return -1;
+	if (hdr_of(st)->table_id)
+		return hdr_of(st)->table_id;
+	return table_add(s, st);
+}
+
 void stacks_forget_pid(struct stacks *s, uint32_t pid)
 {
 	if (s->unwinder)
@@ -610,6 +652,7 @@ void stacks_free(struct stacks *s)
 	if (!s)
 		return;
 	free(s->sample_copy);
+	free(s->table);
 	for (size_t i = 0; s->by_id && i < 2 * s->nr_ids; i++)
 		free(s->by_id[i]);
 	for (int k = 0; k < 2; k++) {

@@ -28,6 +28,21 @@ struct stacks;
 /* NULL when out of memory.  TABLE_BUDGET: bytes of CFI tables (--call-graph dwarf). */
 struct stacks *stacks_new(const struct loader *ld, size_t table_budget, uint32_t copy_bytes);
 
+/*
+ * The perf backend's stacks (src/record/switch_events.c): no map holds
+ * them, the callchains and unwound copies are kept here, each distinct
+ * stack once, under an id with this bit (neither a spill nor a dwarf id's)
+ * for the whole run: blocks with the same stack get the same id, so
+ * their sums meet under one key as they do in the BPF sums map.
+ */
+#define STACKS_TABLE_ID		0x10000000
+
+/*
+ * The id of the N frames IP (KERNEL: cut above __schedule), added if new;
+ * at most --max-stack frames kept.  < 0 when out of memory.
+ */
+int32_t stacks_table_put(struct stacks *s, const uint64_t *ip, uint32_t n, bool kernel);
+
 /* The frames of user or KERNEL stack ID, or NULL (no stack, or unreadable). */
 const struct stack *stacks_get(struct stacks *s, int32_t id, bool kernel);
 

@@ -228,6 +228,10 @@ void summary_print(const struct offcpu_opts *o, const struct plan *pl,
 	for (int i = 0; i < DROP_MAX; i++)
 		if (n[i])
 			fprintf(stderr, "[ offcpu: %llu %s ]\n", (unsigned long long)n[i], what[i]);
+	if (n[STAT_PERF_LOST])
+		fprintf(stderr, "[ offcpu: %llu perf records lost (perf backend: a switch ring was full, "
+			"its reader behind): blocks missing or ended late; raise --dwarf-buffer, or "
+			"lower --nice ]\n", (unsigned long long)n[STAT_PERF_LOST]);
 	if (n[STAT_USTACK_UNKNOWN])
 		fprintf(stderr, "[ offcpu: %llu samples without their user stack: its id named "
 			"nothing known any more (a bug: please report it) ]\n",

@@ -1,0 +1,680 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The perf backend: sched_switch perf events, paired per thread in user space. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/sysinfo.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "format/perf_data_reader.h"
+#include "format/perf_records.h"
+#include "lib/clock.h"
+#include "lib/hashset.h"
+#include "record/ordered.h"
+#include "record/perf_events.h"
+#include "record/switch_events.h"
+
+/* sched_switch's prev_state as __trace_sched_switch_state reports it (4.14+). */
+#define REPORT_IDLE	0x80	/* TASK_IDLE: a D that is not load, counted as D */
+#define REPORT_MASK	0xff	/* above: a preempted task (runnable) */
+
+/* perf_regs indexes of pc, sp, frame pointer, link register (-1: none), from board/. */
+static const int perf_uregs[4] = { OFFCPU_PERF_UREGS };
+#define UREGS_MAX	4
+
+/*
+ * Per-CPU rings: what a CPU's switches fill between two reads (100 ms, a
+ * reader late by a second under load).  dwarf: each switch-out carries its
+ * stack copy (8 KiB by default), so --dwarf-buffer per CPU, as the BPF ring
+ * holds the copies; else callchains, a few hundred bytes.  All CPUs' rings
+ * together at most a 32nd of the memory.
+ */
+#define RING_FP_BYTES		(512u << 10)
+#define RING_MIN_PAGES		8
+#define RING_MEM_SHARE		32
+
+/* Private record types of the pairing queue (never written to a file). */
+enum { REC_SWITCH = 0x7f00, REC_IN };
+
+/* A sched_switch sample, as the pairing needs it (its stacks already named). */
+struct switch_rec {
+	struct perf_event_header h;	/* REC_SWITCH */
+	uint32_t cpu, pid, tid;		/* prev: the task that switched out */
+	uint32_t next_tid;
+	uint32_t state;			/* OFFCPU_TASK_* */
+	int32_t ustack, kstack;
+	uint32_t starts;		/* prev's block is wanted (state, filters) */
+};
+
+/* A switch-in from PERF_RECORD_SWITCH_CPU_WIDE. */
+struct in_rec {
+	struct perf_event_header h;	/* REC_IN */
+	uint32_t cpu, tid;
+};
+
+/* PERF_RECORD_SWITCH_CPU_WIDE with the sample_id trailer of TID, TIME and CPU. */
+struct switch_cpu_wide {
+	struct perf_event_header header;
+	uint32_t next_prev_pid, next_prev_tid;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu, res;
+};
+
+/* A thread's open block (struct offcpu_start's part the pairing needs). */
+struct open_block {
+	uint64_t ts;
+	uint32_t tgid, state, cpu;
+	int32_t ustack, kstack;
+	struct open_block *next_free;
+};
+
+/* A sum of short blocks under its key, as the BPF sums map holds it. */
+struct sum {
+	struct offcpu_key k;
+	struct offcpu_val v;
+};
+
+struct switch_events {
+	const struct offcpu_opts *o;
+	const struct plan *pl;
+	const struct tracefs_sched *tp;
+	struct stacks *stacks;
+	struct switch_sink sink;
+	int ncpus;
+	int *fds;
+	void **rings;
+	size_t ring_bytes;
+	struct perf_event_attr attr;	/* as opened: how its samples read */
+	void *scratch;			/* a record that wrapped around its ring */
+	uint64_t *ips;			/* frames of one stack */
+	struct ordered_events q;	/* the records of all CPUs, put in time order */
+	struct u32_map open;		/* tid -> struct open_block */
+	struct open_block *free_blocks;
+	struct key_set sums;		/* struct sum, by key */
+	uint64_t *last_switch;		/* per CPU: the time of its last switch paired */
+	uint32_t self_pid;
+	uint64_t refreshed_at;		/* the task records were read up to here */
+	int err;
+	uint64_t counters[COUNTER_MAX];
+};
+
+static void count(struct switch_events *sw, uint32_t what)
+{
+	sw->counters[what]++;
+}
+
+/* ---- pairing, in time order ---- */
+
+static bool same_key(const void *ctx, uintptr_t rec, const void *key)
+{
+	(void)ctx;
+	return !memcmp(&((const struct sum *)rec)->k, key, sizeof(struct offcpu_key));
+}
+
+/* Adds a block of DELTA ns ending at NOW on CPU to KEY's sum (sum_into's rules). */
+static void add_sum(struct switch_events *sw, const struct offcpu_key *key, uint64_t now,
+		    uint64_t delta, uint32_t cpu)
+{
+	uint32_t h = fnv1a(FNV1A_INIT, key, sizeof(*key));
+	struct sum *s = (struct sum *)key_set_get(&sw->sums, h, key, same_key, NULL);
+
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s || key_set_add(&sw->sums, h, (uintptr_t)s)) {
+			free(s);
+			count(sw, DROP_SUMS);
+			return;
+		}
+		s->k = *key;
+	}
+	s->v.total += delta;
+	s->v.count++;
+	s->v.last = now;
+	s->v.cpu = cpu;
+}
+
+/* TID's block B ends at NOW on CPU (end_block's rules: --min/--max-block, the threshold). */
+static void end_block(struct switch_events *sw, uint32_t tid, struct open_block *b,
+		      uint64_t now, uint32_t cpu)
+{
+	uint64_t delta = now - b->ts;
+	struct offcpu_event e = {
+		.time = now, .delta = delta, .pid = b->tgid, .tid = tid, .cpu = cpu,
+		.state = b->state, .ustack = b->ustack, .kstack = b->kstack,
+	};
+	struct offcpu_key key = {
+		.pid = b->tgid, .tid = tid, .ustack = b->ustack, .kstack = b->kstack,
+		.state = b->state,
+	};
+
+	u32_map_del(&sw->open, tid);
+	b->next_free = sw->free_blocks;
+	sw->free_blocks = b;
+	if (delta < sw->o->min_block_ns || delta > sw->o->max_block_ns)
+		return;
+	if (delta >= sw->o->thresh_ns) {
+		if (sw->sink.block(sw->sink.ctx, &e))
+			sw->err = -1;
+		return;
+	}
+	add_sum(sw, &key, now, delta, cpu);
+}
+
+static void switch_in(struct switch_events *sw, uint32_t tid, uint64_t now, uint32_t cpu)
+{
+	struct open_block *b = tid ? u32_map_get(&sw->open, tid) : NULL;
+
+	if (b && now >= b->ts)
+		end_block(sw, tid, b, now, cpu);
+}
+
+/*
+ * TID switches out with its block B still open: it was switched in without
+ * a record seen (a lost record, a sample the kernel did not emit).  It ran
+ * on this CPU since, so that switch-in came after LAST, this CPU's last
+ * switch seen: the block ends there (end_unseen in offcpu_tp.bpf.c).
+ */
+static void end_unseen(struct switch_events *sw, uint32_t tid, struct open_block *b,
+		       uint64_t last, uint64_t now, uint32_t cpu)
+{
+	if (!last || last < b->ts || last > now) {
+		u32_map_del(&sw->open, tid);
+		b->next_free = sw->free_blocks;
+		sw->free_blocks = b;
+		count(sw, DROP_UNSEEN);
+		return;
+	}
+	count(sw, STAT_UNSEEN_ENDED);
+	end_block(sw, tid, b, last, cpu);
+}
+
+static struct open_block *new_block(struct switch_events *sw, uint32_t tid)
+{
+	struct open_block *b = sw->free_blocks;
+
+	if (b)
+		sw->free_blocks = b->next_free;
+	else
+		b = malloc(sizeof(*b));
+	if (b && u32_map_put(&sw->open, tid, b)) {
+		free(b);
+		b = NULL;
+	}
+	return b;
+}
+
+static void switch_out(struct switch_events *sw, const struct switch_rec *r, uint64_t now)
+{
+	uint64_t last = sw->last_switch[r->cpu];
+	struct open_block *b = u32_map_get(&sw->open, r->tid);
+
+	if (b)
+		end_unseen(sw, r->tid, b, last, now, r->cpu);
+	if (!r->starts)
+		return;
+	b = new_block(sw, r->tid);
+	if (!b) {
+		count(sw, DROP_STORAGE);
+		return;
+	}
+	*b = (struct open_block){
+		.ts = now, .tgid = r->pid, .state = r->state, .cpu = r->cpu,
+		.ustack = r->ustack, .kstack = r->kstack,
+	};
+}
+
+static void pair(void *ctx, const struct perf_event_header *h, uint64_t time)
+{
+	struct switch_events *sw = ctx;
+	const struct switch_rec *r = (const void *)h;
+	const struct in_rec *in = (const void *)h;
+
+	if (h->type == REC_IN) {
+		switch_in(sw, in->tid, time, in->cpu);
+		return;
+	}
+	switch_out(sw, r, time);
+	switch_in(sw, r->next_tid, time, r->cpu);
+	sw->last_switch[r->cpu] = time;
+}
+
+static void no_round(void *ctx)
+{
+	(void)ctx;
+}
+
+/* ---- reading the rings ---- */
+
+/* The user registers of sample S (pc, sp, fp, lr), 0 where the board has none. */
+static void sample_uregs(const struct switch_events *sw, const struct pd_sample *s,
+			 uint64_t regs[UREGS_MAX])
+{
+	uint64_t mask = sw->attr.sample_regs_user;
+
+	for (int i = 0; i < UREGS_MAX; i++) {
+		regs[i] = 0;
+		if (perf_uregs[i] >= 0)
+			regs[i] = s->uregs[__builtin_popcountll(mask & ((1ull << perf_uregs[i]) - 1))];
+	}
+}
+
+/* The frames of S's callchain in CONTEXT (PERF_CONTEXT_KERNEL or _USER), into sw->ips. */
+static uint32_t chain_part(struct switch_events *sw, const struct pd_sample *s, uint64_t context)
+{
+	uint32_t n = 0, max = OFFCPU_MAX_STACK + OFFCPU_KSTACK_GLUE;
+	bool in = false;
+
+	for (uint64_t i = 0; i < s->nr; i++) {
+		uint64_t ip = s->ips[i];
+
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			in = ip == context;
+			continue;
+		}
+		if (in && n < max)
+			sw->ips[n++] = ip;
+	}
+	return n;
+}
+
+/* The user stack id of S: unwound from its copy (dwarf) or its callchain; -1: none. */
+static int32_t user_stack(struct switch_events *sw, const struct pd_sample *s)
+{
+	uint64_t regs[UREGS_MAX];
+	uint32_t n;
+
+	/* A kernel thread (--include-kernel-threads) has none to record. */
+	if (!sw->o->ustack || !s->uregs_abi)
+		return -1;
+	if (!sw->pl->dwarf) {
+		n = chain_part(sw, s, PERF_CONTEXT_USER);
+	} else {
+		if (!s->stack)
+			return -1;
+		count(sw, STAT_UCOPY_SENT);
+		if (!s->stack_dyn)
+			count(sw, STAT_UCOPY_UNREADABLE);
+		else if (s->stack_dyn < sw->o->copy_bytes)
+			count(sw, STAT_UCOPY_SHORT);
+		sample_uregs(sw, s, regs);
+		n = stacks_unwind_regs(sw->stacks, s->pid, s->tid, regs, s->stack, s->stack_dyn,
+				       s->stack_dyn < sw->o->copy_bytes, sw->ips, sw->pl->max_stack);
+	}
+	if (!n) {
+		count(sw, DROP_USTACK);
+		return -1;
+	}
+	return stacks_table_put(sw->stacks, sw->ips, n, false);
+}
+
+static int32_t kernel_stack(struct switch_events *sw, const struct pd_sample *s)
+{
+	uint32_t n;
+	int32_t id;
+
+	if (!sw->pl->kstack)
+		return -1;
+	n = chain_part(sw, s, PERF_CONTEXT_KERNEL);
+	id = n ? stacks_table_put(sw->stacks, sw->ips, n, true) : -1;
+	if (id < 0)
+		count(sw, DROP_KSTACK);
+	return id;
+}
+
+/* An unsigned field of the raw record (4 or 8 bytes, as tracefs says). */
+static uint64_t raw_field(const struct pd_sample *s, const struct tracefs_field *f)
+{
+	uint64_t v8 = 0;
+	uint32_t v4 = 0;
+
+	if ((uint64_t)f->offset + f->size > s->raw_size)
+		return 0;
+	if (f->size == 8) {
+		memcpy(&v8, (const char *)s->raw + f->offset, 8);
+		return v8;
+	}
+	memcpy(&v4, (const char *)s->raw + f->offset, 4);
+	return v4;
+}
+
+/* The state a switch-out is recorded under (0: not blocked), as offcpu_tp.bpf.c reads it. */
+static uint32_t block_state(const struct pd_sample *s, const struct tracefs_field *f)
+{
+	uint64_t state = raw_field(s, f);
+
+	if (state & REPORT_IDLE)
+		state = OFFCPU_TASK_UNINTERRUPTIBLE;
+	return state & REPORT_MASK;
+}
+
+/*
+ * The task records up to now are read, unless they were after S was taken
+ * (its process's fork or exec, its maps, come before it).
+ */
+static void refresh_for(struct switch_events *sw, const struct pd_sample *s)
+{
+	if (s->time < sw->refreshed_at)
+		return;
+	sw->refreshed_at = mono_ns();
+	sw->sink.refresh(sw->sink.ctx);
+}
+
+/*
+ * Whether prev's block is wanted, filters_pass's rules and a kernel thread
+ * known by its lack of user registers (perf gives none to PF_KTHREAD).
+ * -p and a command: the task events follow forks; a process they do not
+ * know yet may have forked since they were read.
+ */
+static bool block_wanted(struct switch_events *sw, const struct pd_sample *s, uint32_t state)
+{
+	const struct offcpu_opts *o = sw->o;
+
+	if (!(state & o->state_mask) || !s->pid || s->pid == sw->self_pid)
+		return false;
+	if (o->user_only && !s->uregs_abi)
+		return false;
+	if (o->tids.n && !id_list_has(&o->tids, s->tid))
+		return false;
+	if (o->cpus.n && !id_list_has(&o->cpus, s->cpu))
+		return false;
+	if (sw->sink.follows(sw->sink.ctx, s->pid))
+		return true;
+	refresh_for(sw, s);
+	return sw->sink.follows(sw->sink.ctx, s->pid);
+}
+
+/* A sched_switch sample: its pairing record, its stacks named now (the copy goes with the ring). */
+static void read_sample(struct switch_events *sw, const struct perf_event_header *h)
+{
+	struct switch_rec r = { .h = { REC_SWITCH, 0, sizeof(r) } };
+	struct pd_sample s;
+
+	if (pd_parse_sample_attr(&sw->attr, false, h, &s) || !s.raw || s.cpu >= (uint32_t)sw->ncpus)
+		return;
+	r.cpu = s.cpu;
+	r.pid = s.pid;
+	r.tid = s.tid;
+	r.next_tid = (uint32_t)raw_field(&s, &sw->tp->switch_next_pid);
+	r.state = block_state(&s, &sw->tp->switch_prev_state);
+	r.starts = block_wanted(sw, &s, r.state);
+	r.ustack = r.kstack = -1;
+	if (r.starts) {
+		/* A process forked or exec'ed since the last read: its maps first. */
+		if (sw->pl->dwarf)
+			refresh_for(sw, &s);
+		r.ustack = user_stack(sw, &s);
+		r.kstack = kernel_stack(sw, &s);
+	}
+	if (ordered_queue(&sw->q, &r.h, s.time))
+		sw->err = -1;
+}
+
+static void read_switch(struct switch_events *sw, const struct perf_event_header *h)
+{
+	const struct switch_cpu_wide *w = (const void *)h;
+	struct in_rec in = { .h = { REC_IN, 0, sizeof(in) } };
+
+	if (h->size < sizeof(*w) || (h->misc & PERF_RECORD_MISC_SWITCH_OUT) ||
+	    w->cpu >= (uint32_t)sw->ncpus)
+		return;
+	in.cpu = w->cpu;
+	in.tid = w->tid;
+	if (ordered_queue(&sw->q, &in.h, w->time))
+		sw->err = -1;
+}
+
+static void on_record(void *ctx, const struct perf_event_header *h)
+{
+	struct switch_events *sw = ctx;
+
+	if (h->type == PERF_RECORD_SAMPLE)
+		read_sample(sw, h);
+	else if (h->type == PERF_RECORD_SWITCH_CPU_WIDE)
+		read_switch(sw, h);
+}
+
+int switch_events_read(struct switch_events *sw, uint64_t upto)
+{
+	const struct ordered_sink sink = { pair, no_round, sw };
+
+	for (int cpu = 0; cpu < sw->ncpus; cpu++)
+		if (sw->rings[cpu])
+			sw->counters[STAT_PERF_LOST] += perf_ring_read(sw->rings[cpu], sw->scratch,
+								       on_record, sw);
+	ordered_flush(&sw->q, upto, &sink);
+	return sw->err;
+}
+
+int switch_events_poll(struct switch_events *sw, int timeout_ms)
+{
+	struct pollfd *p = calloc(sw->ncpus, sizeof(*p));
+	int n = 0, r;
+
+	if (!p)
+		return -1;
+	for (int cpu = 0; cpu < sw->ncpus; cpu++)
+		if (sw->fds[cpu] >= 0)
+			p[n++] = (struct pollfd){ .fd = sw->fds[cpu], .events = POLLIN };
+	r = poll(p, n, timeout_ms);
+	free(p);
+	return r < 0 ? -1 : 0;
+}
+
+void switch_events_stop(struct switch_events *sw)
+{
+	for (int cpu = 0; cpu < sw->ncpus; cpu++)
+		if (sw->fds[cpu] >= 0)
+			ioctl(sw->fds[cpu], PERF_EVENT_IOC_DISABLE, 0);
+}
+
+int switch_events_drain(struct switch_events *sw, switch_sum_fn fn, void *ctx)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < sw->sums.cap; i++) {
+		struct sum *s = (struct sum *)sw->sums.v[i];
+
+		if (!s)
+			continue;
+		if (!err && fn && fn(ctx, &s->k, &s->v))
+			err = -1;
+		free(s);
+	}
+	key_set_free(&sw->sums);
+	memset(&sw->sums, 0, sizeof(sw->sums));
+	return err;
+}
+
+int switch_events_blocked(struct switch_events *sw, uint64_t end, blocked_fn fn, void *ctx,
+			  uint64_t *ran)
+{
+	struct u32_map *m = &sw->open;
+	int err = 0;
+
+	*ran = 0;
+	for (size_t i = 0; i < m->cap && !err; i++) {
+		const struct open_block *b = m->vals[i];
+		struct offcpu_blocked bl;
+
+		if (!b || b->ts > end)
+			continue;
+		bl = (struct offcpu_blocked){
+			.ts = b->ts, .pid = b->tgid, .tid = m->keys[i], .ustack = b->ustack,
+			.kstack = b->kstack, .state = b->state,
+		};
+		err = blocked_end_one(&bl, end, fn, ctx, ran);
+	}
+	return err;
+}
+
+const uint64_t *switch_events_counters(const struct switch_events *sw)
+{
+	return sw->counters;
+}
+
+/* ---- opening ---- */
+
+static uint64_t uregs_mask(void)
+{
+	uint64_t mask = 0;
+
+	for (int i = 0; i < UREGS_MAX; i++)
+		if (perf_uregs[i] >= 0)
+			mask |= 1ull << perf_uregs[i];
+	return mask;
+}
+
+static void switch_attr(struct perf_event_attr *a, const struct switch_events *sw)
+{
+	const struct plan *pl = sw->pl;
+
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_TRACEPOINT;
+	a->config = sw->tp->switch_id;
+	a->sample_period = 1;
+	a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW |
+			 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER;
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->context_switch = 1;
+	/* User registers always: a kernel thread is a sample without them. */
+	a->sample_regs_user = uregs_mask();
+	a->exclude_callchain_kernel = !pl->kstack;
+	a->exclude_callchain_user = !sw->o->ustack || pl->dwarf;
+	a->sample_max_stack = pl->kstack_frames > pl->max_stack ? pl->kstack_frames : pl->max_stack;
+	if (pl->dwarf) {
+		a->sample_type |= PERF_SAMPLE_STACK_USER;
+		a->sample_stack_user = sw->o->copy_bytes;
+	}
+	a->watermark = 1;
+	a->wakeup_watermark = sw->ring_bytes / 4;
+}
+
+static size_t pow2_floor(size_t n)
+{
+	size_t p = 1;
+
+	while (p * 2 <= n)
+		p *= 2;
+	return p;
+}
+
+/*
+ * Pages per CPU ring: OFFCPU_PERF_RING_PAGES (the tests' tiny rings), else
+ * --dwarf-buffer with stack copies or RING_FP_BYTES, within a share of the
+ * memory split among the CPUs.  Said with -v.
+ */
+static size_t ring_pages(const struct switch_events *sw, const char **why)
+{
+	const char *env = getenv("OFFCPU_PERF_RING_PAGES");
+	size_t page = sysconf(_SC_PAGESIZE), want, cap;
+	struct sysinfo si;
+
+	if (env && atoi(env) > 0) {
+		*why = "OFFCPU_PERF_RING_PAGES";
+		return pow2_floor(atoi(env));
+	}
+	want = sw->pl->dwarf ? sw->o->dwarf_buffer : RING_FP_BYTES;
+	*why = sw->pl->dwarf ? "--dwarf-buffer per CPU" : "callchains only";
+	if (!sysinfo(&si)) {
+		cap = (size_t)((uint64_t)si.totalram * si.mem_unit / RING_MEM_SHARE / sw->ncpus);
+		if (cap < want) {
+			want = cap;
+			*why = "a 32nd of the memory shared by the CPUs";
+		}
+	}
+	want /= page;
+	return pow2_floor(want < RING_MIN_PAGES ? RING_MIN_PAGES : want);
+}
+
+static int open_cpu(struct switch_events *sw, int cpu)
+{
+	int fd = syscall(SYS_perf_event_open, &sw->attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0) {
+		/* A CPU offline (possible, not present) has no events. */
+		if (errno == ENODEV || errno == ENOENT)
+			return 0;
+		fprintf(stderr, "offcpu: cannot open the sched_switch perf event on CPU %d: %s\n",
+			cpu, strerror(errno));
+		return -1;
+	}
+	sw->fds[cpu] = fd;
+	sw->rings[cpu] = perf_ring_map(fd, sw->ring_bytes, cpu);
+	return sw->rings[cpu] ? 0 : -1;
+}
+
+static int alloc_all(struct switch_events *sw)
+{
+	sw->fds = calloc(sw->ncpus, sizeof(int));
+	for (int i = 0; sw->fds && i < sw->ncpus; i++)
+		sw->fds[i] = -1;
+	sw->rings = calloc(sw->ncpus, sizeof(void *));
+	sw->last_switch = calloc(sw->ncpus, sizeof(uint64_t));
+	sw->scratch = malloc(65536);
+	sw->ips = calloc(OFFCPU_MAX_STACK + OFFCPU_KSTACK_GLUE, sizeof(uint64_t));
+	return sw->fds && sw->rings && sw->last_switch && sw->scratch && sw->ips ? 0 : -1;
+}
+
+struct switch_events *switch_events_open(const struct offcpu_opts *o, const struct plan *pl,
+					 const struct tracefs_sched *tp, struct stacks *stacks,
+					 int ncpus, const struct switch_sink *sink)
+{
+	struct switch_events *sw = calloc(1, sizeof(*sw));
+	size_t page = sysconf(_SC_PAGESIZE), pages;
+	const char *why;
+
+	if (!sw || (sw->ncpus = ncpus, alloc_all(sw))) {
+		fprintf(stderr, "offcpu: out of memory\n");
+		switch_events_free(sw);
+		return NULL;
+	}
+	sw->o = o;
+	sw->pl = pl;
+	sw->tp = tp;
+	sw->stacks = stacks;
+	sw->sink = *sink;
+	sw->self_pid = getpid();
+	pages = ring_pages(sw, &why);
+	sw->ring_bytes = (pages + 1) * page;
+	switch_attr(&sw->attr, sw);
+	for (int cpu = 0; cpu < ncpus; cpu++)
+		if (open_cpu(sw, cpu)) {
+			switch_events_free(sw);
+			return NULL;
+		}
+	if (o->verbose)
+		fprintf(stderr, "perf backend rings: %d CPUs x %zu KiB (%s)\n", ncpus,
+			pages * page / 1024, why);
+	return sw;
+}
+
+void switch_events_free(struct switch_events *sw)
+{
+	struct open_block *b;
+
+	if (!sw)
+		return;
+	perf_events_close(sw->fds, sw->rings, sw->ring_bytes, sw->ncpus);
+	ordered_free(&sw->q);
+	switch_events_drain(sw, NULL, NULL);
+	u32_map_free(&sw->open, free);
+	while ((b = sw->free_blocks)) {
+		sw->free_blocks = b->next_free;
+		free(b);
+	}
+	free(sw->fds);
+	free(sw->rings);
+	free(sw->last_switch);
+	free(sw->scratch);
+	free(sw->ips);
+	free(sw);
+}

@@ -1,0 +1,225 @@
+#!/bin/bash
+# The perf backend (issue 41): off-CPU time from perf events alone, for
+# kernels without bpf() or older than 5.8.  Taken automatically when BPF
+# cannot be used (here: bpf() denied by a seccomp filter, tests/seccomp_run.c)
+# or forced with --backend perf; the same file as the BPF path, checked
+# against the blocker's own truth with the BPF checks' tolerances
+# (tests/perf_check.py), and what the backend refuses in one line.
+source "$(dirname "$0")/lib.sh"
+BLOCKER=${BLOCKER:-$ROOT/build/x86_64/blocker}
+DISTRO=${DISTRO:-$ROOT/build/x86_64/distro}
+SECCOMP_RUN=${SECCOMP_RUN:-$ROOT/build/x86_64/seccomp_run}
+ASAN=${ASAN:-$ROOT/build/asan/offcpu}
+CHECK="python3 $ROOT/tests/perf_check.py"
+T=perfbackend
+
+if [ "$(id -u)" != 0 ]; then
+	skip "$T" "needs root to open system-wide perf events"
+	exit 0
+fi
+for f in "$OFFCPU" "$BLOCKER" "$DISTRO" "$SECCOMP_RUN"; do
+	[ -x "$f" ] || { fail "$T" "$f not built (make all workloads)"; exit 0; }
+done
+
+# rec NAME OFFCPU-ARGS...: the blocker (2 s) recorded with --backend perf
+# into NAME.data (NAME.out, NAME.err); NAME-runs fails where offcpu does.
+rec() {
+	local name=$1
+	shift
+	"$OFFCPU" --backend perf "$@" -o "$WORK/$name.data" -- "$BLOCKER" -t 2 \
+		>"$WORK/$name.out" 2>"$WORK/$name.err" ||
+		{ fail "$T-$name-runs" "exit $?: $(tail -n 2 "$WORK/$name.err" | tr '\n' ' ')"; return 1; }
+}
+
+# Forced: probe says so; the default (dwarf) recording holds the truth per
+# function, with the kernel frames where the threads sleep; perf report
+# reads the file without a warning.
+"$OFFCPU" probe --backend perf >"$WORK/probe.out" 2>&1
+grep -q '^backend: perf (--backend perf)$' "$WORK/probe.out" && grep -q '^load: nothing' "$WORK/probe.out" &&
+	pass "$T-probe-forced" || fail "$T-probe-forced" "$(head -c 300 "$WORK/probe.out" | tr '\n' ' ')"
+if rec cmd -v; then
+	check "$T-dwarf-truth" $CHECK compare "$WORK/cmd.data" "$WORK/cmd.out" \
+		--kernel-func do_nanosleep --kernel-func vfs_read
+	explain "$WORK/cmd.err"
+	check "$T-perf-report-clean" $CHECK report "$WORK/cmd.data"
+	grep -q '^backend: perf (--backend perf)' "$WORK/cmd.err" &&
+		grep -q '^perf backend rings: [0-9]* CPUs x [0-9]* KiB' "$WORK/cmd.err" &&
+		pass "$T-verbose-says" || fail "$T-verbose-says" "$(grep -m3 'backend' "$WORK/cmd.err" | tr '\n' ' ')"
+fi
+# Frame pointers: the samples' own user callchains (the blocker has them).
+rec fp --call-graph fp && check "$T-fp-truth" $CHECK compare "$WORK/fp.data" "$WORK/fp.out"
+
+# No bpf() (the kernel's ENOSYS, by seccomp): --backend auto records with
+# perf events and says why; probe too; --backend bpf still refuses in one line.
+if ! "$SECCOMP_RUN" nobpf true 2>"$WORK/sc.err"; then
+	skip "$T-nobpf" "no seccomp: $(head -c 200 "$WORK/sc.err")"
+else
+	"$SECCOMP_RUN" nobpf "$OFFCPU" probe >"$WORK/nobpf-probe.out" 2>&1
+	grep -q '^backend: perf (this kernel has no bpf() system call' "$WORK/nobpf-probe.out" &&
+		pass "$T-nobpf-probe-says" ||
+		fail "$T-nobpf-probe-says" "$(head -c 300 "$WORK/nobpf-probe.out" | tr '\n' ' ')"
+	"$SECCOMP_RUN" nobpf "$OFFCPU" -v -o "$WORK/auto.data" -- "$BLOCKER" -t 2 \
+		>"$WORK/auto.out" 2>"$WORK/auto.err"
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q '^backend: perf (this kernel has no bpf() system call' "$WORK/auto.err"; then
+		check "$T-nobpf-auto-truth" $CHECK compare "$WORK/auto.data" "$WORK/auto.out"
+	else
+		fail "$T-nobpf-auto-truth" "exit $rc: $(grep -m1 backend "$WORK/auto.err") $(tail -n 1 "$WORK/auto.err")"
+	fi
+	one_line_error "$T-nobpf-forced-bpf-refuses" "no bpf\(\) system call" \
+		"$SECCOMP_RUN" nobpf "$OFFCPU" --backend bpf -d 1 -o "$WORK/nope.data"
+	# The program loads but its attach is refused (nolink: BPF_LINK_CREATE
+	# denied, the probe's own attach allowed): said, then perf events record.
+	"$SECCOMP_RUN" nolink "$OFFCPU" -o "$WORK/nolink.data" -- "$BLOCKER" -t 2 \
+		>"$WORK/nolink.out" 2>"$WORK/nolink.err"
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q '^offcpu: recording with the perf backend instead' "$WORK/nolink.err"; then
+		check "$T-attach-refused-falls-back" $CHECK compare "$WORK/nolink.data" "$WORK/nolink.out"
+	else
+		fail "$T-attach-refused-falls-back" "exit $rc: $(head -n 3 "$WORK/nolink.err" | tr '\n' ' ')"
+	fi
+	"$SECCOMP_RUN" nolink "$OFFCPU" --backend bpf -d 1 -o "$WORK/nope.data" >/dev/null 2>"$WORK/nolink-bpf.err"
+	rc=$?
+	[ $rc -ne 0 ] && ! grep -q 'perf backend' "$WORK/nolink-bpf.err" && [ ! -e "$WORK/nope.data" ] &&
+		pass "$T-attach-refused-forced-bpf-fails" ||
+		fail "$T-attach-refused-forced-bpf-fails" "exit $rc: $(tr '\n' ' ' <"$WORK/nolink-bpf.err" | head -c 300)"
+	# No sched_switch for BPF to attach to (tracefs still has it): the same.
+	"$SECCOMP_RUN" notp "$OFFCPU" -v -o "$WORK/notp.data" -- "$BLOCKER" -t 2 \
+		>"$WORK/notp.out" 2>"$WORK/notp.err"
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q '^backend: perf (this kernel has no sched:sched_switch tracepoint' "$WORK/notp.err"; then
+		check "$T-notp-auto-truth" $CHECK compare "$WORK/notp.data" "$WORK/notp.out"
+	else
+		fail "$T-notp-auto-truth" "exit $rc: $(grep -m1 backend "$WORK/notp.err") $(tail -n 1 "$WORK/notp.err")"
+	fi
+fi
+
+# --state: the blocker's vfork parent (-s) sleeps in D, its other threads
+# in S: each state alone has its functions whole or absent.
+for st in S D; do
+	"$OFFCPU" --backend perf --state $st -o "$WORK/st$st.data" -- "$BLOCKER" -t 2 -s \
+		>"$WORK/st$st.out" 2>"$WORK/st$st.err" &&
+		check "$T-state-$st" $CHECK compare "$WORK/st$st.data" "$WORK/st$st.out" --state $st ||
+		fail "$T-state-$st" "exit: $(tail -n 1 "$WORK/st$st.err")"
+done
+
+# --min-block 15 ms --max-block 100 ms, as t_record checks the BPF path.
+rec mm --min-block 15000 --max-block 100000 &&
+	check "$T-min-max-block" $CHECK compare "$WORK/mm.data" "$WORK/mm.out" \
+		--min-block-us 15000 --max-block-us 100000
+
+# --off-cpu-thresh: 5 ms makes each 10 ms sleep of bl-sleep a sample of its
+# own (as many as its calls); the default 500 ms sums them per stack, a
+# sample per drain (a second), the time the same.
+samples_vs_calls() {	# DATA OUT: bl-sleep's samples in blocker_nanosleep, and its calls
+	python3 - "$1" "$2" <<'EOF2'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ['ROOT'], 'tests'))
+import perf_check
+tid = next(t for t, c in perf_check.read_truth(sys.argv[2]) if c == 'bl-sleep')
+calls = perf_check.read_call_facts(sys.argv[2])['blocker_nanosleep']['voluntary']
+out, _ = perf_check.perf_script(sys.argv[1])
+mine = [x for x in perf_check.parse(out) if x['event'] == 'offcpu-time' and x['tid'] == tid
+        and 'blocker_nanosleep' in {f[0] for f in x['frames']}]
+print(len(mine), calls)
+EOF2
+}
+if rec th --off-cpu-thresh 5; then
+	read -r n calls <<<"$(samples_vs_calls "$WORK/th.data" "$WORK/th.out")"
+	[ -n "$n" ] && [ "$n" = "$calls" ] &&
+		check "$T-off-cpu-thresh-direct" $CHECK compare "$WORK/th.data" "$WORK/th.out" ||
+		fail "$T-off-cpu-thresh-direct" "${n:-?} samples for ${calls:-?} sleeps of 10 ms"
+fi
+read -r n calls <<<"$(samples_vs_calls "$WORK/cmd.data" "$WORK/cmd.out")"
+if [ "${n:-0}" -ge 1 ] && [ "${n:-99}" -le 4 ] && [ "${calls:-0}" -ge 100 ]; then
+	pass "$T-short-blocks-summed"
+else
+	fail "$T-short-blocks-summed" "${n:-?} samples for ${calls:-?} sleeps (want one per second)"
+fi
+
+# -p: a blocker started before, attached to: its threads only, bl-sleep
+# off the CPU for about the recording (-d 1.5: at least 1.2 s of it).
+"$BLOCKER" -t 4 >"$WORK/p.out" &
+bp=$!
+sleep 0.3
+"$OFFCPU" --backend perf -p $bp -d 1.5 -o "$WORK/p.data" >/dev/null 2>"$WORK/p.err"
+rc=$?
+wait $bp
+others=$(perf script -i "$WORK/p.data" -F pid 2>/dev/null | grep -cvw "$bp")
+if [ $rc -eq 0 ] && [ "$others" -eq 0 ]; then
+	check "$T-pid" $CHECK has "$WORK/p.data" --pid $bp --comm bl-sleep --min-ms 1200 --max-ms 1600
+else
+	fail "$T-pid" "exit $rc, $others samples of other processes: $(tail -n 1 "$WORK/p.err")"
+fi
+
+# Threads still blocked at the end: sleep 3 under a 1 s recording is one
+# offcpu-blocked sample of about the recording's time.
+"$OFFCPU" --backend perf -d 1 -o "$WORK/bl.data" -- sleep 3 >/dev/null 2>"$WORK/bl.err"
+ms=$(perf script -i "$WORK/bl.data" -F comm,event,period 2>/dev/null |
+	awk '/sleep/ && /offcpu-blocked/ { printf "%d\n", $2 / 1e6 }' | head -1)
+if grep -q 'threads still blocked at the end' "$WORK/bl.err" && [ "${ms:-0}" -ge 700 ] &&
+   [ "${ms:-0}" -le 1100 ]; then
+	pass "$T-blocked-at-end"
+else
+	fail "$T-blocked-at-end" "offcpu-blocked ${ms:-none} ms: $(tail -n 1 "$WORK/bl.err")"
+fi
+
+# Downstream of the pairing, as for BPF: rotated files (each block's time
+# in the file it falls in, threads blocked across a switch split) sum to the
+# truth (3.5 s every second, as t_rotate: the last file holds a half
+# second); the flight recorder writes a file for bl-long's 700 ms block.
+"$OFFCPU" --backend perf --switch-output=1s -o "$WORK/rot.data" -- "$BLOCKER" -t 3.5 \
+	>"$WORK/rot.out" 2>"$WORK/rot.err"
+mapfile -t F < <(rotated_files "$WORK/rot.data")
+if [ "${#F[@]}" -ge 3 ]; then
+	check "$T-rotation-truth" $CHECK files "$WORK/rot.out" "${F[@]}"
+else
+	fail "$T-rotation-truth" "${#F[@]} files: $(tail -n 1 "$WORK/rot.err")"
+fi
+"$OFFCPU" -v --backend perf --flight-recorder 5 --trigger-block 600 -o "$WORK/fl.data" -- \
+	"$BLOCKER" -t 3 >"$WORK/fl.out" 2>"$WORK/fl.err"
+mapfile -t F < <(rotated_files "$WORK/fl.data")
+if [ "${#F[@]}" -ge 1 ] && grep -q "wrote ${F[0]}: .*trigger: .* blocked 0\.70" "$WORK/fl.err"; then
+	check "$T-flight-recorder" $CHECK has "${F[0]}" --comm bl-long --func blocker_long_sleep \
+		--min-ms 690 --max-ms 720
+else
+	fail "$T-flight-recorder" "${#F[@]} files: $(grep -m1 wrote "$WORK/fl.err" || tail -n 1 "$WORK/fl.err")"
+fi
+
+# Lost records counted: rings of one page cannot hold an 8 KiB stack copy,
+# so every switch-out is lost; the summary and the file's LOST_SAMPLES
+# (perf report's "Total Lost Samples", here without a sample to report) say so.
+OFFCPU_PERF_RING_PAGES=1 "$OFFCPU" --backend perf -o "$WORK/lost.data" -- "$BLOCKER" -t 1 \
+	>/dev/null 2>"$WORK/lost.err"
+lost=$(sed -nE 's/.*\[ offcpu: ([0-9]+) perf records lost.*/\1/p' "$WORK/lost.err")
+total=$(sed -nE 's/.*samples, ([0-9]+) lost\).*/\1/p' "$WORK/lost.err")
+plost=$(perf report -D -i "$WORK/lost.data" 2>/dev/null |
+	sed -nE 's/.*PERF_RECORD_LOST_SAMPLES: .*lost samples :([0-9]+).*/\1/p' | head -1)
+if [ "${lost:-0}" -gt 0 ] && [ "${total:-0}" -ge "$lost" ] && [ "${plost:-0}" -ge "$lost" ]; then
+	pass "$T-lost-counted"
+else
+	fail "$T-lost-counted" "summary ${lost:-none}, total ${total:-none}, perf report ${plost:-none}: $(tail -n 2 "$WORK/lost.err" | tr '\n' ' ')"
+fi
+
+# A distribution's build (no frame pointers): stacks unwound by CFI reach
+# start_thread or main, and each function's time holds.
+record_distro "$T" distro --backend perf
+check "$T-distro-reaches-main" $CHECK distro "$WORK/distro.data" "$WORK/distro.out" \
+	--folded "$WORK/distro.folded"
+
+# What needs BPF is refused in one line.
+one_line_error "$T-wakers-refused" "--wakers needs the BPF backend" \
+	"$OFFCPU" --backend perf --wakers -d 1 -o "$WORK/w.data"
+one_line_error "$T-variant-refused" "--variant chooses a BPF program" \
+	"$OFFCPU" --backend perf --variant tp,hash -d 1 -o "$WORK/w.data"
+
+# The AddressSanitizer + UBSan build (make asan): no error, leak or
+# undefined behaviour on the perf path, and the truth.
+if [ -x "$ASAN" ]; then
+	ASAN_OPTIONS=detect_leaks=1 "$ASAN" --backend perf -o "$WORK/asan.data" -- "$BLOCKER" -t 2 \
+		>"$WORK/asan.out" 2>"$WORK/asan.err" &&
+		check "$T-asan-truth" $CHECK compare "$WORK/asan.data" "$WORK/asan.out" ||
+		fail "$T-asan-truth" "exit $?: $(grep -m1 -E 'ERROR|runtime error' "$WORK/asan.err" || tail -n 1 "$WORK/asan.err")"
+else
+	fail "$T-asan-truth" "$ASAN not built (make asan)"
+fi
