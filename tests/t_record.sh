@@ -361,17 +361,21 @@ freq_periods() {	# HZ FILE: the median cpu-clock period against 1 s / HZ
 	perf script -i "$2" -F event,period 2>/dev/null | python3 -c '
 import sys
 hz = int(sys.argv[1])
-p = sorted(int(l.split()[1]) for l in sys.stdin if l.split()[0].startswith("cpu-clock"))
+p = sorted(int(next(t for t in l.split() if t.isdigit())) for l in sys.stdin
+           if any(t.startswith("cpu-clock") for t in l.split()))
 if len(p) < 10:
     sys.exit(f"{len(p)} cpu-clock samples")
 med = p[len(p) // 2]
 print(f"-F {hz}: {len(p)} samples, median period {med} ns, 1 s / HZ {10**9 // hz} ns")
 sys.exit(0 if abs(med - 10**9 / hz) <= 0.2 * 10**9 / hz else f"-F {hz}: median period {med} ns, want {10**9 // hz}")' "$1"
 }
+# (At 997 Hz most samples' stack copies find the ring full, counted as
+# lost: the periods of those kept still tell the rate.)
 for hz in 199 997; do
 	"$OFFCPU" -F $hz -o "$WORK/f$hz.data" -- sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; sleep 0.3' 2>"$WORK/f$hz.rec"
 	rc=$?
-	perf report -i "$WORK/f$hz.data" --stdio >"$WORK/f$hz.rep" 2>"$WORK/f$hz.err"
+	: >"$WORK/f$hz.err"
+	[ $hz = 199 ] && perf report -i "$WORK/f$hz.data" --stdio >"$WORK/f$hz.rep" 2>"$WORK/f$hz.err"
 	[ $rc -eq 0 ] || echo "offcpu exited $rc: $(tail -n 1 "$WORK/f$hz.rec")" >>"$WORK/f$hz.err"
 done
 n=$(sed -n "s/^# Samples: \([0-9]*\) *of event 'cpu-clock'.*/\1/p" "$WORK/f199.rep")
@@ -384,8 +388,10 @@ if [ ! -s "$WORK/f997.err" ] && freq_periods 199 "$WORK/f199.data" >"$WORK/freq.
    freq_periods 997 "$WORK/f997.data" >>"$WORK/freq.chk" 2>&1; then
 	pass "$T-freq-periods"
 	sed 's/^/    /' "$WORK/freq.chk"
+elif [ -s "$WORK/f997.err" ]; then
+	fail "$T-freq-periods" "$(head -c 200 "$WORK/f997.err")"
 else
-	fail "$T-freq-periods" "$(tail -n 1 "$WORK/freq.chk") $(head -c 200 "$WORK/f997.err")"
+	fail "$T-freq-periods" "$(tail -n 1 "$WORK/freq.chk")"
 fi
 
 # Disk full: a clear error naming the file and the cause, a non-zero exit, and
