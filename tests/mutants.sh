@@ -62,6 +62,7 @@ CASES=(
 	"softirq-as-irq|src/record/wakers.c|s/WAKER_SOFTIRQ \}/WAKER_IRQ }/g|wakers"
 	"thresh-as-us|src/record/cli.c|s/o->thresh_ns = v \* 1000000;/o->thresh_ns = v * 1000;/|record"
 	"freq-ignored|src/record/cli.c|s/\to->freq = v;/\to->freq = 199;/|record"
+	"trigger-after-ignored|src/record/cli.c|s/o->trigger_after_ns = v \* 1e9;/o->trigger_after_ns = 1e9;/|flight"
 )
 
 # A copy of the working tree (tracked files as they are now) with the
