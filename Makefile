@@ -237,7 +237,7 @@ build/asan/offcpu: $(HOST_DEPS)
 # Unit tests: build/unit/test_X from tests/unit/test_X.c and the sources in
 # UNIT_test_X (their libraries in UNIT_LIBS_test_X), host gcc, ASan+UBSan.
 UNIT_TESTS := test_units test_id_list test_ksyms test_procmaps test_hashset test_perf_data test_symbolize test_proc test_tracefs test_cfi test_unwind test_ehabi test_archive test_flight test_ktables \
-	test_plan test_cfirows test_ringbuf test_ordered
+	test_plan test_cfirows test_ringbuf test_ordered test_stacks
 UNIT_test_units := src/record/btf_archive.c src/record/cli.c src/lib/id_list.c
 UNIT_LIBS_test_units := -lz
 # lib/ alone: id lists, kallsyms, the process-map model, the hash maps.
@@ -287,6 +287,10 @@ UNIT_LIBS_test_ehabi := $(UNIT_LIBS_test_unwind)
 # The kernel walker's rows from CFI rows (libbpf for the maps it fills).
 UNIT_test_ktables := src/unwind/ktables.c $(UNIT_test_unwind)
 UNIT_LIBS_test_ktables := -L$(HOSTTC)/lib -lbpf $(UNIT_LIBS_test_unwind) -pthread
+# Stack ids to frames: --stack-cache verify's wrong reuses, on copies given
+# by hand (libbpf for the maps it would read; kfunc_range stubbed).
+UNIT_test_stacks := src/record/stacks.c $(UNIT_test_unwind)
+UNIT_LIBS_test_stacks := -L$(HOSTTC)/lib -lbpf $(UNIT_LIBS_test_unwind)
 UNIT_CFLAGS := $(COMMON_CFLAGS) -I$(HOSTTC)/include -I$(HOSTSYMTC)/include -g -O0 -fno-omit-frame-pointer
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all
 unit: $(patsubst %,build/unit/%,$(UNIT_TESTS)) build/unit/gen_perf_data build/unit/btf_check

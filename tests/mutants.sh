@@ -63,6 +63,16 @@ CASES=(
 	"kwalk-armhf-thumb|bpf/offcpu_unwind.bpf.h|s/#define KU_PC_MASK\t\(~1ull\)/#define KU_PC_MASK\t(~0ull)/|qemu:armhf-6.12"
 	"kwalk-ra-off|bpf/offcpu_unwind.bpf.h|s/cfa \+ \(__s64\)r->ra_off, &ra\)/cfa + (__s64)r->ra_off + 4, &ra)/|qemu:armhf-6.12"
 	"kwalk-pc-only|bpf/offcpu_unwind.bpf.h|s/\t\tif \(i >= n && i < \(int\)max\)\n/\t\tif (i >= 1 \&\& i < (int)max)\n/|qemu:x86_64-6.12"
+	"report-pid-is-tid|src/report/aggregate.c|s/id_list_has\(&r->o\.pids, s->pid\)/id_list_has(\&r->o.pids, s->tid)/|report"
+	"comm-thread-only|src/report/aggregate.c|s/in_list\(r->o\.comms, proc\)/(0 \&\& in_list(r->o.comms, proc))/|report"
+	"more-stacks-counts-shown|src/report/output.c|s/fmt_time\(rest, t, sizeof\(t\)\), r->total \? 100\.0 \* rest \/ r->total : 0\)/fmt_time(r->total - rest, t, sizeof(t)), r->total ? 100.0 * (r->total - rest) \/ r->total : 0)/|report"
+	"more-stacks-number-shown|src/report/output.c|s/(shows all[^\"]*\"), hidden,/\$1, shown,/|report"
+	"verify-always-equal|src/record/stacks.c|s/\treturn a == b /\treturn 1 /|unit"
+	"extab-bound-one-word-past|src/unwind/ehabi.c|s/\(x->size - off\) \/ 4 - 1 < more/(x->size - off) \/ 4 < more/|unit"
+	"softirq-as-irq|src/record/wakers.c|s/WAKER_SOFTIRQ \}/WAKER_IRQ }/g|wakers"
+	"thresh-as-us|src/record/cli.c|s/o->thresh_ns = v \* 1000000;/o->thresh_ns = v * 1000;/|record"
+	"freq-ignored|src/record/cli.c|s/\to->freq = v;/\to->freq = 199;/|record"
+	"trigger-after-ignored|src/record/cli.c|s/o->trigger_after_ns = v \* 1e9;/o->trigger_after_ns = 1e9;/|flight"
 )
 
 # A copy of the working tree (tracked files as they are now) with the

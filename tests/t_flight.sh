@@ -67,7 +67,7 @@ stalled() {
 		fail "$T-$tag-stall-stacks" "$(head -c 200 "$out.rep.err") $(grep bl-stall "$out.fold" | head -c 300)"
 	fi
 	# The stall against its own measure; the window against SECS.
-	if python3 - "$ROOT/tests" "$out.out" "${F[0]}" "$secs" >"$out.chk" 2>&1 <<'EOF'
+	if python3 - "$ROOT/tests" "$out.out" "${F[0]}" "$secs" "${AFTER:-1}" >"$out.chk" 2>&1 <<'EOF'
 import sys
 sys.path.insert(0, sys.argv[1])
 from perf_check import parse, perf_script
@@ -90,7 +90,8 @@ assert abs(s['time'] - end) < 0.02, 'its time is not its end'
 assert first >= end - secs - 0.05, f'{end - first:.3f} s before the trigger, more than {secs}'
 assert first < start, 'nothing before the stall'
 # --trigger-after (1 s by default) follows it.
-assert last > end + 0.9, 'the second after the trigger is missing'
+after = float(sys.argv[5])
+assert last > end + after - 0.1, f'{last - end:.3f} s after the trigger, not {after}'
 EOF
 	then
 		pass "$T-$tag-stall-in-window"
@@ -101,6 +102,9 @@ EOF
 
 # make test: a 1.5 s stall in 8 s, the last 3 s kept.
 stalled short 3 8 1500
+# --trigger-after 2.5, not the default 1 s: the stall ends at 3.5 s of 8,
+# its file goes on to 6 s.
+AFTER=2.5 stalled after 3 8 1500@2 --trigger-after 2.5
 
 # SIGUSR2: a file now (no trigger needed), then a second 1.5 s later that
 # starts where the first ended (the 2 s window would reach further back:

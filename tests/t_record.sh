@@ -83,6 +83,36 @@ else
 	fail "$T-off-cpu-thresh" "$(tail -n 1 "$WORK/th.chk")"
 fi
 
+# --off-cpu-thresh 20, milliseconds too (at 5 us or 20 us every one of those
+# sleeps would be a sample of its own, as at 5 ms): the 10 ms sleeps of
+# bl-sleep are under it, summed per stack and sent at the drains (about one
+# a second), so far fewer samples than calls; bl-long's 700 ms sleeps are
+# over it, one sample each; the truth holds.
+"$OFFCPU" --off-cpu-thresh 20 -o "$WORK/th20.data" -- "$BLOCKER" -t 2 >"$WORK/th20.out" 2>"$WORK/th20.err" ||
+	fail "$T-off-cpu-thresh-ms-runs" "exit $?: $(tail -n 1 "$WORK/th20.err")"
+if python3 - "$WORK/th20.data" "$WORK/th20.out" >"$WORK/th20.chk" 2>&1 <<'EOF2'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ['ROOT'], 'tests'))
+import perf_check
+truth = perf_check.read_truth(sys.argv[2])
+facts = perf_check.read_call_facts(sys.argv[2])
+out, _ = perf_check.perf_script(sys.argv[1])
+samples = [x for x in perf_check.parse(out) if x['event'] == 'offcpu-time']
+def of(comm, fn):
+    tid = next(t for t, c in truth if c == comm)
+    return sum(1 for x in samples if x['tid'] == tid and fn in {f[0] for f in x['frames']})
+short, calls = of('bl-sleep', 'blocker_nanosleep'), facts['blocker_nanosleep']['voluntary']
+long_, lcalls = of('bl-long', 'blocker_long_sleep'), facts['blocker_long_sleep']['voluntary']
+print(f'bl-sleep: {short} samples of {calls} 10 ms sleeps; bl-long: {long_} of {lcalls} 700 ms sleeps')
+assert calls >= 50 and short * 5 <= calls, f'{short} samples for {calls} sleeps under the threshold'
+assert lcalls >= 1 and long_ == lcalls, f'{long_} samples for {lcalls} sleeps over it'
+EOF2
+then
+	check "$T-off-cpu-thresh-ms" $CHECK compare "$WORK/th20.data" "$WORK/th20.out"
+else
+	fail "$T-off-cpu-thresh-ms" "$(tail -n 1 "$WORK/th20.chk")"
+fi
+
 # --max-stack 3: no kernel or user stack deeper than 3 frames; the default
 # recording (cmd.data, 64) has deeper ones.
 "$OFFCPU" --max-stack 3 -o "$WORK/ms.data" -- "$BLOCKER" -t 1 >/dev/null 2>"$WORK/ms.err" ||
@@ -324,16 +354,44 @@ else
 	fail "$T-keeps-old" "exit $rc: $(tail -n 1 "$WORK/old.chk") $(cmp "$WORK/cmd.data.old" "$WORK/cmd.data.before" 2>&1)"
 fi
 
-# -F: on-CPU samples (cpu-clock) beside offcpu-time in the same file.
-"$OFFCPU" -F 199 -o "$WORK/f.data" -- sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; sleep 0.3' 2>"$WORK/f.rec"
-rc=$?
-perf report -i "$WORK/f.data" --stdio >"$WORK/f.rep" 2>"$WORK/f.err"
-n=$(sed -n "s/^# Samples: \([0-9]*\) *of event 'cpu-clock'.*/\1/p" "$WORK/f.rep")
-[ $rc -eq 0 ] || echo "offcpu exited $rc: $(tail -n 1 "$WORK/f.rec")" >>"$WORK/f.err"
-if [ "${n:-0}" -ge 10 ] && grep -q "of event 'offcpu-time'" "$WORK/f.rep" && [ ! -s "$WORK/f.err" ]; then
+# -F: on-CPU samples (cpu-clock) beside offcpu-time in the same file, at the
+# rate asked: two rates 5x apart, each sample's period (the CPU time it
+# stands for, by the kernel's own clock) about 1 s / HZ, whatever the load.
+freq_periods() {	# HZ FILE: the median cpu-clock period against 1 s / HZ
+	perf script -i "$2" -F event,period 2>/dev/null | python3 -c '
+import sys
+hz = int(sys.argv[1])
+p = sorted(int(next(t for t in l.split() if t.isdigit())) for l in sys.stdin
+           if any(t.startswith("cpu-clock") for t in l.split()))
+if len(p) < 10:
+    sys.exit(f"{len(p)} cpu-clock samples")
+med = p[len(p) // 2]
+print(f"-F {hz}: {len(p)} samples, median period {med} ns, 1 s / HZ {10**9 // hz} ns")
+sys.exit(0 if abs(med - 10**9 / hz) <= 0.2 * 10**9 / hz else f"-F {hz}: median period {med} ns, want {10**9 // hz}")' "$1"
+}
+# (At 997 Hz most samples' stack copies find the ring full, counted as
+# lost: the periods of those kept still tell the rate.)
+for hz in 199 997; do
+	"$OFFCPU" -F $hz -o "$WORK/f$hz.data" -- sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; sleep 0.3' 2>"$WORK/f$hz.rec"
+	rc=$?
+	: >"$WORK/f$hz.err"
+	[ $hz = 199 ] && perf report -i "$WORK/f$hz.data" --stdio >"$WORK/f$hz.rep" 2>"$WORK/f$hz.err"
+	[ $rc -eq 0 ] || echo "offcpu exited $rc: $(tail -n 1 "$WORK/f$hz.rec")" >>"$WORK/f$hz.err"
+done
+n=$(sed -n "s/^# Samples: \([0-9]*\) *of event 'cpu-clock'.*/\1/p" "$WORK/f199.rep")
+if [ "${n:-0}" -ge 10 ] && grep -q "of event 'offcpu-time'" "$WORK/f199.rep" && [ ! -s "$WORK/f199.err" ]; then
 	pass "$T-on-cpu-samples"
 else
-	fail "$T-on-cpu-samples" "cpu-clock samples: ${n:-none}; $(head -c 200 "$WORK/f.err")"
+	fail "$T-on-cpu-samples" "cpu-clock samples: ${n:-none}; $(head -c 200 "$WORK/f199.err")"
+fi
+if [ ! -s "$WORK/f997.err" ] && freq_periods 199 "$WORK/f199.data" >"$WORK/freq.chk" 2>&1 &&
+   freq_periods 997 "$WORK/f997.data" >>"$WORK/freq.chk" 2>&1; then
+	pass "$T-freq-periods"
+	sed 's/^/    /' "$WORK/freq.chk"
+elif [ -s "$WORK/f997.err" ]; then
+	fail "$T-freq-periods" "$(head -c 200 "$WORK/f997.err")"
+else
+	fail "$T-freq-periods" "$(tail -n 1 "$WORK/freq.chk")"
 fi
 
 # Disk full: a clear error naming the file and the cause, a non-zero exit, and

@@ -180,6 +180,127 @@ sys.exit(0 if abs(a - b) <= 10 else f"{a} vs {b} us")' "$WORK/folded.proc" "$WOR
 	rc=$?
 	[ $rc -eq 0 ] && grep -q blocker_long_sleep "$WORK/comm" && ! grep -q blocker_pipe_read "$WORK/comm" \
 		&& pass report-comm-filter || fail report-comm-filter "$(head -3 "$WORK/comm")"
+	filter_checks
+	hidden_checks
+}
+
+# Per-thread text report ARGS...: its threads ("comm/tid"), sorted, one a
+# line, then the header's "N samples" and whether it says "selected from".
+threads_of() {
+	"$OFFCPU" report -i "$WORK/r.data" -n 0 --per-thread "$@" >"$WORK/sel" 2>&1 || return 1
+	awk '$1 ~ /^[0-9.]+%$/ && $3 ~ /^[mun]?s$/ { print $5 }' "$WORK/sel" | sort -u
+	sed -n 's/^# .* in \([0-9]*\) samples\( (selected from\)\?.*/samples \1\2/p' "$WORK/sel"
+}
+
+# --pid and --comm on the blocker, one process of 7 threads (its truth names
+# them: the pid is the main thread's tid).  --pid PID selects every thread,
+# all the samples (a filter on the tid would keep the main thread alone);
+# --pid of bl-sleep's tid, a thread and no process, selects none; a list
+# selects its processes.  --comm of the process's name selects all its
+# threads (not the main thread alone, whose name it also is); a list of two
+# thread names, those two.
+filter_checks() {
+	local bpid stid all sel want
+	bpid=$(awk '$1 == "thread" && $3 == "blocker" { print $2; exit }' "$WORK/r.out")
+	stid=$(awk '$1 == "thread" && $3 == "bl-sleep" { print $2; exit }' "$WORK/r.out")
+	if [ -z "$bpid" ] || [ -z "$stid" ]; then
+		fail report-pid-real "no blocker or bl-sleep thread line in the workload's output"
+		return
+	fi
+	all=$(threads_of)
+	want=$(awk '$1 == "thread" { print $3 "/" $2 }' "$WORK/r.out" | sort -u | tr '\n' ' ')
+	# Every thread of the truth, each under its own tid, and nothing else.
+	if [ "$(grep -v '^samples' <<<"$all" | tr '\n' ' ')" = "$want" ] &&
+	   [ "$(grep -c / <<<"$all")" -ge 6 ]; then
+		pass report-per-thread-all
+	else
+		fail report-per-thread-all "threads $(tr '\n' ' ' <<<"$all"), truth $want"
+	fi
+	sel=$(threads_of --pid "$bpid")
+	[ -n "$sel" ] && [ "$sel" = "$all" ] && pass report-pid-real ||
+		fail report-pid-real "--pid $bpid: $(tr '\n' ' ' <<<"$sel"); all: $(tr '\n' ' ' <<<"$all")"
+	sel=$(threads_of --pid "1,$bpid")
+	[ -n "$sel" ] && [ "$sel" = "$all" ] && pass report-pid-list ||
+		fail report-pid-list "--pid 1,$bpid: $(tr '\n' ' ' <<<"$sel")"
+	sel=$(threads_of --pid "$stid")
+	[ "$sel" = "samples 0 (selected from" ] && pass report-pid-not-tid ||
+		fail report-pid-not-tid "--pid $stid (bl-sleep's tid): $(tr '\n' ' ' <<<"$sel")"
+	sel=$(threads_of --comm blocker)
+	[ -n "$sel" ] && [ "$sel" = "$all" ] && pass report-comm-process ||
+		fail report-comm-process "--comm blocker: $(tr '\n' ' ' <<<"$sel"); all: $(tr '\n' ' ' <<<"$all")"
+	sel=$(threads_of --comm bl-long,bl-sleep | grep / | sed 's,/.*,,' | tr '\n' ' ')
+	[ "$sel" = "bl-long bl-sleep " ] && pass report-comm-list ||
+		fail report-comm-list "--comm bl-long,bl-sleep: $sel"
+}
+
+# The "N more stacks (T, P %) not shown" line under -n and -m: N the entries
+# of -n 0 not shown, T the sum of their times, P their share of the total
+# (the shown entries' shares from 100).  Two values of each option (-n 2
+# and 3; -m 10 and a share half-way between two entries'): the entries shown
+# are those of -n 0 that pass, in its order.
+hidden_checks() {
+	"$OFFCPU" report -i "$WORK/r.data" -n 0 >"$WORK/h.all" 2>&1
+	local a name
+	for name in n2 n3 m10 mid; do
+		a="-${name:0:1} ${name:1}"
+		[ $name = m10 ] && a="-n 0 $a"
+		if [ $name = mid ]; then
+			# Half-way between the 3rd and 4th shares (or the next two at
+			# least 0.05 % apart: the printed shares are rounded).
+			a="-n 0 -m $(awk '$1 ~ /^[0-9.]+%$/ && $3 ~ /^[mun]?s$/ { n++; p[n] = substr($1, 1, length($1) - 1) }
+				END { for (i = 3; i < n && p[i] - p[i + 1] < 0.05; i++); printf "%.3f", (p[i] + p[i + 1]) / 2 }' "$WORK/h.all")"
+		fi
+		# shellcheck disable=SC2086
+		"$OFFCPU" report -i "$WORK/r.data" $a >"$WORK/h.some" 2>&1
+		check "report-more-stacks-$name" python3 - "$WORK/h.all" "$WORK/h.some" "$a" <<'PY'
+import re, sys
+UNIT = {'s': 1e9, 'ms': 1e6, 'us': 1e3}
+def entries(path):
+    out, more = [], None
+    for line in open(path):
+        m = re.match(r'\s*([\d.]+)%\s+([\d.]+) (s|ms|us)\s+(\d+)\s+(\S+)', line)
+        if m:
+            out.append((float(m.group(1)), float(m.group(2)) * UNIT[m.group(3)],
+                        UNIT[m.group(3)], m.group(5)))
+        m = re.match(r'# (\d+) more stacks \(([\d.]+) (s|ms|us), ([\d.]+)%\) not shown', line)
+        if m:
+            more = (int(m.group(1)), float(m.group(2)) * UNIT[m.group(3)], UNIT[m.group(3)],
+                    float(m.group(4)))
+    return out, more
+every, none = entries(sys.argv[1])
+some, more = entries(sys.argv[2])
+opt, val = sys.argv[3].split()[-2:]
+if none or len(every) < 5:
+    sys.exit(f'-n 0: {len(every)} entries, more line {none}')
+if opt == '-n':
+    want = every[:int(val)]
+else:
+    want = [e for e in every if e[0] >= float(val)]
+    if any(abs(e[0] - float(val)) < 0.006 for e in every):
+        sys.exit(f'a share at the limit {val}: pick another')
+if [e[3] for e in some] != [e[3] for e in want] or [e[0] for e in some] != [e[0] for e in want]:
+    sys.exit(f'shown {[(e[0], e[3]) for e in some]}, want the first {len(want)} of -n 0')
+rest = every[len(want):]
+if not rest or not more:
+    sys.exit(f'{len(rest)} entries hidden, more line: {more}')
+n, t, unit, pct = more
+# Each time printed to 3 decimals of its unit; each share to 2.
+t_want = sum(e[1] for e in rest)
+t_tol = sum(e[2] for e in rest) * 0.0005 + unit * 0.0005
+p_want = 100 - sum(e[0] for e in want)
+p_tol = 0.005 * len(want) + 0.006
+print(f'{sys.argv[3]}: {n} more, {t / 1e6:.3f} ms, {pct}% against {len(rest)}, '
+      f'{t_want / 1e6:.3f} ms, {p_want:.2f}%')
+bad = []
+if n != len(rest):
+    bad.append(f'{n} more stacks, {len(rest)} not shown')
+if abs(t - t_want) > t_tol:
+    bad.append(f'their time {t / 1e6:.3f} ms, the entries not shown {t_want / 1e6:.3f} ms')
+if abs(pct - p_want) > p_tol:
+    bad.append(f'their share {pct}%, 100 less the shown {p_want:.2f}%')
+sys.exit('; '.join(bad) if bad else 0)
+PY
+	done
 }
 
 # A library that is not the recorded one (other build-id, under --symfs):

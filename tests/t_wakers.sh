@@ -86,6 +86,42 @@ else
 	fail "$T-tp-refused" "$(head -c 300 "$WORK/tp.out")"
 fi
 
+# Interrupt wakers classified live, on a recording made now (not only from
+# the committed sample files): a UDP receive over loopback is woken from the
+# NET_RX softirq the sender's send raises (run as the send leaves its
+# bottom-half section, or by ksoftirqd: either way under the softirq
+# handler), so udp-rx's blocks in the socket's wait are [softirq]'s, named
+# so by the recorder (src/record/wakers.c), not [irq] nor the sender.
+cat >"$WORK/udpwake.py" <<'PY'
+import ctypes, socket, threading, time
+libc = ctypes.CDLL(None)
+def name(n):
+    libc.prctl(15, n.encode(), 0, 0, 0)
+N = 100
+rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+rx.bind(("127.0.0.1", 0))
+def receive():
+    name("udp-rx")
+    for _ in range(N):
+        rx.recv(64)
+t = threading.Thread(target=receive)
+t.start()
+name("udp-tx")
+tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(N):
+    time.sleep(0.01)
+    tx.sendto(b"x", rx.getsockname())
+t.join()
+PY
+if "$OFFCPU" --wakers -o "$WORK/udp.data" -- python3 "$WORK/udpwake.py" >"$WORK/udp.out" 2>"$WORK/udp.err" &&
+   "$OFFCPU" report --wakers --folded -T -i "$WORK/udp.data" >"$WORK/udp.folded" 2>"$WORK/udp.rep.err"; then
+	check "$T-softirq-live" python3 "$ROOT/tests/wakers_check.py" "$WORK/udp.folded" --no-user \
+		--expect "udp-rx:-:__skb_wait_for_more_packets:[softirq]:"
+	explain "$WORK/udp.err"
+else
+	fail "$T-softirq-live" "$(tail -n 1 "$WORK/udp.err") $(tail -n 1 "$WORK/udp.rep.err")"
+fi
+
 # A program built like a distribution's (tests/workload/pipewake.c: -O2, no
 # frame pointers, Debian's glibc): the waker's user stack is unwound with CFI
 # as the sleeper's is, so the reader's wakeups name the writer's function,

@@ -205,6 +205,51 @@ static void test_tables(void)
 	cfi_table_free(&t);
 }
 
+/*
+ * An .ARM.extab entry whose word count reaches exactly the section's last
+ * word is read; one claiming a single word more is refused (the bound at
+ * its edge, not far past it).  The buffer is larger than the section said,
+ * so a decoder reading that word would not fault: the verdict must tell.
+ * Both models with a count: lu16 (count in the first word) and the generic
+ * one (personality, then GCC's count word).
+ */
+static void extab_edge(const char *name, bool generic, unsigned int more, size_t size, bool ok)
+{
+	uint8_t exidx[8], extab[64];
+	struct ehabi_section x = { exidx, EXIDX_ADDR, sizeof(exidx) };
+	struct ehabi_section e = { extab, EXTAB_ADDR, size };
+	struct cfi_table t;
+	char err[128];
+	size_t at = 0;
+	int rc;
+
+	for (size_t i = 0; i < sizeof(extab); i += 4)
+		put(extab + i, 0xb0b0b0b0);	/* finish */
+	if (generic) {
+		put(extab, prel31_to(EXTAB_ADDR, 0x3000));
+		at = 4;
+		put(extab + at, more << 24 | 0xa8b0b0);	/* pop {r4, r14}; finish */
+	} else {
+		put(extab, 0x8100a8b0 | more << 16);		/* lu16: pop {r4, r14}; finish */
+	}
+	entry(exidx, 0, 0x1000, 0, 0);
+	rc = ehabi_table_build(&x, &e, 0x2000, &t, err, sizeof(err));
+	CHECK(name, rc == 0 && t.stats.fdes == (size_t)ok && t.stats.bad_fdes == (size_t)!ok &&
+	      (!ok || row_is(&t.rows[0], N, SP, 8, AT, -4, SAME, 0)),
+	      "%u more words after word %zu of a %zu-byte section: rc %d, fdes %zu, bad %zu",
+	      more, at / 4, size, rc, t.stats.fdes, t.stats.bad_fdes);
+	cfi_table_free(&t);
+}
+
+static void test_extab_bounds(void)
+{
+	/* 16 bytes: the count's word and 3 more. */
+	extab_edge("table-extab-last-word", false, 3, 16, true);
+	extab_edge("table-extab-one-word-past", false, 4, 16, false);
+	extab_edge("table-extab-generic-last-word", true, 2, 16, true);
+	extab_edge("table-extab-generic-one-word-past", true, 3, 16, false);
+}
+
 /* ---- Debian's armhf libc ---- */
 
 static bool dynsym_addr(const char *path, const char *want, uint64_t *addr)
@@ -541,6 +586,7 @@ int main(int argc, char **argv)
 	}
 	test_decode();
 	test_tables();
+	test_extab_bounds();
 	test_libc();
 	test_marked();
 	CHECK("hint-armhf", strstr(unwind_cut_hint(EM_ARM), "-funwind-tables") &&
