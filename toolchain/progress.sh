@@ -75,11 +75,11 @@ echo "toolchain $TARGET: building $what from Debian sources${OFFCPU_TC_WHY:+ for
 	"configure scripts and static builds, about 3 minutes per target on 2 CPUs, once" \
 	"(cached in $CACHE/toolchain); logs in $CACHE/log/"
 
-for part in "${todo[@]}"; do
-	log=$CACHE/log/${logname[$part]}-$TARGET.log
-	n=${first[$part]} step="starting"
+# run_part PART: one builder, its step lines shown, the rest in its log;
+# non-zero, with the log named and its tail, when it fails.
+run_part() {
+	local part=$1 log=$CACHE/log/${logname[$1]}-$TARGET.log n=${first[$1]} step=starting rc= line msg
 	[ "$part" = build ] && echo "[toolchain $TARGET $n/$total] package indexes (toolchain/apt.sh) and libbpf's pick ($(elapsed))"
-	rc=
 	while IFS= read -r line; do
 		case $line in
 		"@@progress-rc "*) rc=${line#@@progress-rc } ;;
@@ -98,10 +98,25 @@ for part in "${todo[@]}"; do
 	done < <(echo "== $(date -u '+%F %T') $part.sh $TARGET" >"$log"
 		"$HERE/$part.sh" "$TARGET" 2>&1 | tee -a "$log"
 		echo "@@progress-rc ${PIPESTATUS[0]}")
-	if [ "${rc:-1}" != 0 ]; then
-		echo "toolchain $TARGET: $part.sh failed (exit ${rc:-?}) at step $n/$total ($step) after $(elapsed); its full log: $log, which ends:" >&2
-		tail -n 15 "$log" | sed 's/^/    /' >&2
-		exit 1
+	[ "${rc:-1}" = 0 ] && return 0
+	echo "toolchain $TARGET: $part.sh failed (exit ${rc:-?}) at step $n/$total ($step) after $(elapsed); its full log: $log, which ends:" >&2
+	tail -n 15 "$log" | sed 's/^/    /' >&2
+	return 1
+}
+
+# A board's libiberty, liblzma and protobuf-c are built with its musl
+# sysroot (build.sh first); then they build side by side, their configure
+# scripts (one CPU each, most of the time) overlapping.  The host's three
+# need nothing of each other.
+pids=() failed=
+for part in "${todo[@]}"; do
+	if [ "$part" = build ] && [ "$TARGET" != host ]; then
+		run_part build || exit 1
+	else
+		run_part "$part" &
+		pids+=($!)
 	fi
 done
+for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+[ -z "$failed" ] || exit 1
 echo "toolchain $TARGET: ready in $(elapsed)"
