@@ -98,7 +98,7 @@ help:
 	@echo "make fuzz               run each fuzz harness for 60 s (FUZZ_SECONDS)"
 	@echo "make stress             fork storm and overload for 60 s each"
 	@echo "make mutants            break-it cases: each small bug must turn its tests red"
-	@echo "Options: TARGET=$(TARGET) CACHE=$(CACHE) BTF_VMLINUX=path/to/vmlinux"
+	@echo "Options: TARGET=$(TARGET) (default: this machine's board) CACHE=$(CACHE) BTF_VMLINUX=path/to/vmlinux"
 
 # TARGET's toolchain only (this machine's board by default): the other
 # boards' and the host's are built when a target needs them (make

@@ -78,7 +78,7 @@ echo "toolchain $TARGET: building $what from Debian sources${OFFCPU_TC_WHY:+ for
 # run_part PART: one builder, its step lines shown, the rest in its log;
 # non-zero, with the log named and its tail, when it fails.
 run_part() {
-	local part=$1 log=$CACHE/log/${logname[$1]}-$TARGET.log n=${first[$1]} step=starting rc= line msg
+	local part=$1 log=$CACHE/log/${logname[$1]}-$TARGET.log n=${first[$1]} step=starting rc='' line msg
 	[ "$part" = build ] && echo "[toolchain $TARGET $n/$total] package indexes (toolchain/apt.sh) and libbpf's pick ($(elapsed))"
 	while IFS= read -r line; do
 		case $line in
