@@ -70,9 +70,10 @@ for part in "${todo[@]}"; do
 	protobuf) what+="${what:+, }protobuf-c" ;;
 	esac
 done
-# Measured on a 2-CPU machine under load (README.md, Quick start).
+# Measured on a 2-CPU machine under load (toolchain/README.md): x86_64 in
+# 6 minutes at load 3 to 4.7; other boards 6 to 22 at load 4.5 to 7.7.
 echo "toolchain $TARGET: building $what from Debian sources${OFFCPU_TC_WHY:+ for $OFFCPU_TC_WHY}:" \
-	"configure scripts and static builds, about 3 minutes per target on 2 CPUs, once" \
+	"configure scripts and static builds, about 6 minutes per target on 2 busy CPUs, once" \
 	"(cached in $CACHE/toolchain); logs in $CACHE/log/"
 
 # run_part PART: one builder, its step lines shown, the rest in its log;
