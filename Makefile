@@ -322,7 +322,9 @@ print-%:
 # Every board's toolchain and the host's first (progress.sh, each only when
 # stale) and perf 5.10, then the builds, then the tests: tests/run.sh prints
 # the time of each phase (toolchains, builds, host tests, QEMU matrix) just
-# before its last line.
+# before its last line.  SUBMAKE, not $(MAKE) itself: the recipe is one
+# shell line, which `make -n test` would otherwise run whole.
+SUBMAKE = $(MAKE)
 test:
 	@t0=$$(date +%s); \
 	for t in $(BOARDS) host; do OFFCPU_TC_WHY="make test (it builds and tests every board)" \
@@ -330,8 +332,8 @@ test:
 	mkdir -p $(CACHE)/log; tests/fetch-perf510.sh >$(CACHE)/log/perf510.log 2>&1 || \
 		{ echo "tests/fetch-perf510.sh failed: $(CACHE)/log/perf510.log"; tail -n 5 $(CACHE)/log/perf510.log; exit 1; }; \
 	t1=$$(date +%s); \
-	for t in $(BOARDS); do $(MAKE) --no-print-directory -s TARGET=$$t all workloads || exit 1; done; \
-	$(MAKE) --no-print-directory -s asan unit host-workloads || exit 1; \
+	for t in $(BOARDS); do $(SUBMAKE) --no-print-directory -s TARGET=$$t all workloads || exit 1; done; \
+	$(SUBMAKE) --no-print-directory -s asan unit host-workloads || exit 1; \
 	t2=$$(date +%s); \
 	OFFCPU_PHASE_TIMES="toolchains=$$((t1 - t0)) builds=$$((t2 - t1))" tests/run.sh
 
