@@ -4,10 +4,15 @@
 # repeated runs (and CI) reuse it.  Per-target facts live in board/<target>.mk;
 # this file holds no target-specific logic.
 
-TARGET  ?= x86_64
+# The board of this machine (board/*.mk UNAME_M = uname -m), x86_64 where
+# none is: `make setup demo` builds for where it runs.
+HOST_BOARD := $(or $(patsubst board/%.mk,%,$(firstword $(shell grep -lxE 'UNAME_M *:= *$(shell uname -m)' board/*.mk))),x86_64)
+TARGET  ?= $(HOST_BOARD)
 CACHE   ?= $(or $(OFFCPU_CACHE),$(HOME)/.cache/offcpu)
 # The scripts (toolchain/, btf/, qemu-tests/) read the cache from here.
 export OFFCPU_CACHE := $(CACHE)
+# What asked for a toolchain build, said in its first line (toolchain/progress.sh).
+export OFFCPU_TC_WHY ?= make $(or $(MAKECMDGOALS),all)
 BOARDS  := $(patsubst board/%.mk,%,$(wildcard board/*.mk))
 JOBS    ?= $(shell nproc)
 
@@ -58,8 +63,10 @@ LDFLAGS := -static -Wl,--gc-sections -s -L$(TC)/lib -L$(SYMTC)/lib -L$(PBTC)/lib
 LDLIBS  := -lbpf -ldw -lelf -liberty -llzma -lprotobuf-c -lz
 
 CLANG   ?= clang
+# libbpf's BPF headers (bpf_helpers.h, bpf_core_read.h) from the board's own
+# toolchain: the host's is built only where something needs it.
 BPF_CFLAGS := -g -O2 -target $(BPF_TARGET) -D__TARGET_ARCH_$(BPF_ARCH) \
-	-I$(HOSTTC)/include -Ibpf $(WARN) -Wno-unused-function
+	-I$(TC)/include -Ibpf $(WARN) -Wno-unused-function
 
 # src/main.c, and one folder per concern (README.md, Layout).
 SRCS    := $(wildcard src/*.c src/*/*.c)
@@ -76,7 +83,7 @@ BTF_ARCHIVE := build/gen/$(TARGET)/btf_archive.bin
 all: $(B)/offcpu
 
 help:
-	@echo "make setup              install host packages and build the toolchain (idempotent)"
+	@echo "make setup              install host packages and build TARGET's toolchain (idempotent)"
 	@echo "make [TARGET=t]         build build/<t>/offcpu (static, musl); boards: $(BOARDS)"
 	@echo "make all-targets        build every board"
 	@echo "make host               glibc build for development (build/host/offcpu)"
@@ -91,29 +98,29 @@ help:
 	@echo "make fuzz               run each fuzz harness for 60 s (FUZZ_SECONDS)"
 	@echo "make stress             fork storm and overload for 60 s each"
 	@echo "make mutants            break-it cases: each small bug must turn its tests red"
-	@echo "Options: TARGET=$(TARGET) CACHE=$(CACHE) BTF_VMLINUX=path/to/vmlinux"
+	@echo "Options: TARGET=$(TARGET) (default: this machine's board) CACHE=$(CACHE) BTF_VMLINUX=path/to/vmlinux"
 
+# TARGET's toolchain only (this machine's board by default): the other
+# boards' and the host's are built when a target needs them (make
+# TARGET=..., all-targets, host, asan, test), each by its stamp rule below.
 setup:
 	toolchain/deps.sh
-	toolchain/build.sh host
-	toolchain/symlibs.sh host
-	@for t in $(BOARDS); do toolchain/build.sh $$t && toolchain/symlibs.sh $$t || exit 1; done
-	toolchain/protobuf.sh host
-	@for t in $(BOARDS); do toolchain/protobuf.sh $$t || exit 1; done
-	tests/fetch-perf510.sh
+	@toolchain/progress.sh $(TARGET)
 
 toolchain: $(TC)/.done $(HOSTTC)/.done $(SYMTC)/.done $(HOSTSYMTC)/.done $(PBTC)/.done $(HOSTPBTC)/.done
+# progress.sh builds every stale part of a target (build.sh, symlibs.sh,
+# protobuf.sh), one line a step, the rest in $(CACHE)/log/.
 $(TC)/.done $(HOSTTC)/.done: toolchain/build.sh toolchain/common.sh toolchain/versions.mk
-	toolchain/build.sh $(patsubst $(CACHE)/toolchain/%/.done,%,$@)
+	@toolchain/progress.sh $(patsubst $(CACHE)/toolchain/%/.done,%,$@)
 # touch: a current stamp older than a checkout of the script is not rebuilt.
 $(SYMTC)/.done: toolchain/symlibs.sh toolchain/common.sh toolchain/symlibs.mk | $(TC)/.done
-	toolchain/symlibs.sh $(TARGET) && touch $@
+	@toolchain/progress.sh $(TARGET) && touch $@
 $(HOSTSYMTC)/.done: toolchain/symlibs.sh toolchain/common.sh toolchain/symlibs.mk
-	toolchain/symlibs.sh host && touch $@
+	@toolchain/progress.sh host && touch $@
 $(PBTC)/.done: toolchain/protobuf.sh toolchain/common.sh toolchain/protobuf.mk | $(TC)/.done
-	toolchain/protobuf.sh $(TARGET) && touch $@
+	@toolchain/progress.sh $(TARGET) && touch $@
 $(HOSTPBTC)/.done: toolchain/protobuf.sh toolchain/common.sh toolchain/protobuf.mk
-	toolchain/protobuf.sh host && touch $@
+	@toolchain/progress.sh host && touch $@
 
 # pprof's profile.proto, encoded by protobuf-c (one generated source for all targets).
 $(PROTO_GEN)/%.pb-c.c $(PROTO_GEN)/%.pb-c.h: src/report/%.proto
@@ -121,13 +128,13 @@ $(PROTO_GEN)/%.pb-c.c $(PROTO_GEN)/%.pb-c.h: src/report/%.proto
 	protoc-c --proto_path=src/report --c_out=$(PROTO_GEN) $<
 
 # --- BPF object, compiled per board (endianness and __TARGET_ARCH differ) ---
-$(BPF_OBJ): $(BPF_SRCS) $(HDRS) $(BOARD_MK) $(HOSTTC)/.done | $(BPFB)
+$(BPF_OBJ): $(BPF_SRCS) $(HDRS) $(BOARD_MK) $(TC)/.done | $(BPFB)
 	$(CLANG) $(BPF_CFLAGS) -c bpf/offcpu.bpf.c -o $@
 # The BTF-free variant: a second object without CO-RE relocations.
-$(BPF_TP_OBJ): $(BPF_SRCS) $(HDRS) $(BOARD_MK) $(HOSTTC)/.done | $(BPFB)
+$(BPF_TP_OBJ): $(BPF_SRCS) $(HDRS) $(BOARD_MK) $(TC)/.done | $(BPFB)
 	$(CLANG) $(BPF_CFLAGS) -c bpf/offcpu_tp.bpf.c -o $@
 # The syscall program that names kernel frames (no kernel types either).
-$(BPF_KSYM_OBJ): $(BPF_SRCS) $(HDRS) $(BOARD_MK) $(HOSTTC)/.done | $(BPFB)
+$(BPF_KSYM_OBJ): $(BPF_SRCS) $(HDRS) $(BOARD_MK) $(TC)/.done | $(BPFB)
 	$(CLANG) $(BPF_CFLAGS) -c bpf/offcpu_ksym.bpf.c -o $@
 
 $(BPFB) $(B) build/gen/$(TARGET):
@@ -295,7 +302,8 @@ UNIT_CFLAGS := $(COMMON_CFLAGS) -I$(HOSTTC)/include -I$(HOSTSYMTC)/include -g -O
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all
 unit: $(patsubst %,build/unit/%,$(UNIT_TESTS)) build/unit/gen_perf_data build/unit/btf_check
 .SECONDEXPANSION:
-build/unit/test_%: tests/unit/test_%.c $$(UNIT_test_$$*) $(HDRS) $(wildcard tests/unit/*.h)
+build/unit/test_%: tests/unit/test_%.c $$(UNIT_test_$$*) $(HDRS) $(wildcard tests/unit/*.h) \
+		| $(HOSTTC)/.done $(HOSTSYMTC)/.done
 	@mkdir -p $(@D)
 	gcc $(UNIT_CFLAGS) $(SANITIZE) $< $(UNIT_test_$*) $(UNIT_LIBS_test_$*) -o $@
 # Unsanitized: its files feed real perf (t_perf_data_perf).
@@ -315,10 +323,23 @@ build/unit/btf_check: tests/unit/btf_check.c src/record/btf_archive.c src/record
 print-%:
 	@echo '$($*)'
 
+# Every board's toolchain and the host's first (progress.sh, each only when
+# stale) and perf 5.10, then the builds, then the tests: tests/run.sh prints
+# the time of each phase (toolchains, builds, host tests, QEMU matrix) just
+# before its last line.  SUBMAKE, not $(MAKE) itself: the recipe is one
+# shell line, which `make -n test` would otherwise run whole.
+SUBMAKE = $(MAKE)
 test:
-	@for t in $(BOARDS); do $(MAKE) --no-print-directory -s TARGET=$$t all workloads || exit 1; done
-	@$(MAKE) --no-print-directory -s asan unit host-workloads
-	tests/run.sh
+	@t0=$$(date +%s); \
+	for t in $(BOARDS) host; do OFFCPU_TC_WHY="make test (it builds and tests every board)" \
+		toolchain/progress.sh $$t || exit 1; done; \
+	mkdir -p $(CACHE)/log; tests/fetch-perf510.sh >$(CACHE)/log/perf510.log 2>&1 || \
+		{ echo "tests/fetch-perf510.sh failed: $(CACHE)/log/perf510.log"; tail -n 5 $(CACHE)/log/perf510.log; exit 1; }; \
+	t1=$$(date +%s); \
+	for t in $(BOARDS); do $(SUBMAKE) --no-print-directory -s TARGET=$$t all workloads || exit 1; done; \
+	$(SUBMAKE) --no-print-directory -s asan unit host-workloads || exit 1; \
+	t2=$$(date +%s); \
+	OFFCPU_PHASE_TIMES="toolchains=$$((t1 - t0)) builds=$$((t2 - t1))" tests/run.sh
 
 qemu-test:
 	qemu-tests/run.sh $(CELLS)
@@ -350,10 +371,10 @@ kernels:
 	mv qemu-tests/kernels.tsv.new qemu-tests/kernels.tsv
 	btf/generate.sh
 
-bench: all
+bench: all $(HOSTTC)/.done
 	bench/run.sh
 
-fuzz:
+fuzz: $(HOSTTC)/.done $(HOSTSYMTC)/.done $(HOSTPBTC)/.done
 	tests/fuzz/run.sh
 
 # Each break-it case of tests/mutants.sh on a copy of the tree (slow).

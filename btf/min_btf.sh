@@ -95,7 +95,7 @@ le_object() {
 	fi
 	bpf_arch=$(awk '$1 == "BPF_ARCH" { print $3 }' "$ROOT/board/$target.mk")
 	(cd "$ROOT" && clang -g -O2 -target bpfel -D__TARGET_ARCH_"$bpf_arch" \
-		-I"$CACHE/toolchain/host/include" -Ibpf -Wall -Wextra -Werror \
+		-I"$CACHE/toolchain/$target/include" -Ibpf -Wall -Wextra -Werror \
 		-Wno-unused-function -c "${BPF_SRC:-bpf/offcpu.bpf.c}" -o "$out")
 }
 

@@ -2,7 +2,7 @@
 # Fetches Debian bullseye's perf 5.10 and its shared libraries into the
 # cache (not installed): the tests read offcpu's files with it too, since
 # older perf handles bpf-output events differently.  Idempotent; `make
-# setup` runs it, and tests that need it fail (not skip) when it is absent.
+# test` runs it, and tests that need it fail (not skip) when it is absent.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 P510=${OFFCPU_CACHE:-$HOME/.cache/offcpu}/perf510

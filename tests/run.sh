@@ -2,7 +2,11 @@
 # Runs every check: unit tests, host integration tests (tests/t_*.sh), the
 # static-build checks and the QEMU kernel matrix.  Ends with the line
 # "N passed, N failed, N skipped", after every failure and every skip with
-# its reason.  CI=true: a skip not on ALLOWED_SKIPS (below) is a failure.
+# its reason and, just before it, where the time went:
+#   time: toolchains 6m10s, builds 4m02s, host tests 17m40s, QEMU matrix 14m05s
+# (toolchains and builds: OFFCPU_PHASE_TIMES="toolchains=SECONDS builds=SECONDS",
+# from make test; the QEMU matrix is t_qemu.sh, host tests every other file).
+# CI=true: a skip not on ALLOWED_SKIPS (below) is a failure.
 #   tests/run.sh [PATTERN]     only test files whose name contains PATTERN
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,13 +14,17 @@ export ROOT
 RESULTS=$(mktemp)
 export RESULTS
 pattern=${1:-}
+host_s=0 qemu_s=0 ran_qemu=
 
 for t in "$ROOT"/tests/t_*.sh; do
 	[ -n "$pattern" ] && [[ "$(basename "$t")" != *"$pattern"* ]] && continue
 	echo "== $(basename "$t")"
 	before=$(wc -l < "$RESULTS")
+	t0=$SECONDS
 	bash "$t"
 	rc=$?
+	if [ "$(basename "$t")" = t_qemu.sh ]; then qemu_s=$((qemu_s + SECONDS - t0)) ran_qemu=1
+	else host_s=$((host_s + SECONDS - t0)); fi
 	after=$(wc -l < "$RESULTS")
 	# A test file that dies without reporting must not vanish from the count.
 	if [ "$rc" -ne 0 ] || [ "$after" -eq "$before" ]; then
@@ -71,5 +79,11 @@ while read -r _ name why; do
 done < <(grep '^SKIP' "$RESULTS")
 p=$(grep -c '^PASS' "$RESULTS"); f=$(grep -c '^FAIL' "$RESULTS"); s=$(grep -c '^SKIP' "$RESULTS")
 rm -f "$RESULTS"
+mmss() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+times=
+for kv in ${OFFCPU_PHASE_TIMES:-}; do times+="${kv%%=*} $(mmss "${kv#*=}"), "; done
+times+="host tests $(mmss "$host_s")"
+[ -n "$ran_qemu" ] && times+=", QEMU matrix $(mmss "$qemu_s")"
+echo "time: $times"
 echo "$p passed, $f failed, $s skipped"
 [ "$f" -eq 0 ] && [ "$p" -gt 0 ]

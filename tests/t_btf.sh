@@ -29,7 +29,7 @@ bpf_object() {
 # Built by the Makefile (it needs the libbpf source of the host toolchain).
 if ! make -s --no-print-directory -C "$ROOT" build/unit/btf_check >"$WORK/build.log" 2>&1; then
 	# Without it some 40 checks would not run: a failure, not a skip.
-	fail btf-check "btf_check does not build (make setup): $(tail -n 2 "$WORK/build.log" | tr '\n' ' ')"
+	fail btf-check "btf_check does not build: $(tail -n 2 "$WORK/build.log" | tr '\n' ' ')"
 	exit 0
 fi
 for b in $(boards); do

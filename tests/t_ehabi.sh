@@ -116,7 +116,7 @@ TC=${OFFCPU_CACHE:-$HOME/.cache/offcpu}/toolchain/armhf
 # The sources the host's test_ehabi links (the Makefile's list, so none is missed).
 read -r -a srcs <<<"$(make -s -C "$ROOT" print-UNIT_test_ehabi)"
 if [ ! -r "$TC/musl-gcc.specs" ]; then
-	fail $T-armhf-native "no armhf toolchain in $TC (make setup)"
+	fail $T-armhf-native "no armhf toolchain in $TC (make TARGET=armhf)"
 elif ! $CC_ARM -specs "$TC/musl-gcc.specs" -static -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-DOFFCPU_VERSION='"test"' -DOFFCPU_TARGET='"armhf"' -DOFFCPU_DWARF_DEFAULT=1 \
 	-DOFFCPU_PERF_UREGS='15,13,7,14' -I"$ROOT/src" -I"$ROOT/bpf" -I"$TC/include" -I"$TC-sym/include" -O1 \

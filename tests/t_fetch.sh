@@ -54,6 +54,24 @@ awk '/^linux-image-amd64/ { a = 1 } /^linux-image-s390x/ { a = 0; s = 1 }
 	pass fetch-broken-index-keeps-suite ||
 	fail fetch-broken-index-keeps-suite "$(tr '\n' ' ' < "$WORK/policy" | head -c 400)"
 
+# OFFCPU_APT_INDEXES (toolchain/progress.sh's opt-in) refreshes only the
+# indexes it names: trixie/s390x, broken and without lists, is not asked
+# for, so it costs no line and no time; named, it is refreshed (and fails).
+fresh_apt "$WORK/apt3" trixie_s390x
+export OFFCPU_APT_DIR=$WORK/apt3 OFFCPU_APT_INDEX_URI="trixie/s390x=$BROKEN"
+OFFCPU_APT_INDEXES="bookworm/amd64 bookworm/source" "$APT" --cache policy >/dev/null 2>"$WORK/apt3.err"
+if [ ! -s "$WORK/apt3.err" ] && [ ! -e "$WORK/apt3/index/trixie_s390x" ]; then
+	OFFCPU_APT_INDEXES="trixie/s390x" "$APT" --cache policy >/dev/null 2>"$WORK/apt3.err"
+	if grep -q '^apt.sh: index trixie/s390x unusable' "$WORK/apt3.err" &&
+	   [ "$(grep -c '^apt.sh: index' "$WORK/apt3.err")" = 1 ]; then
+		pass fetch-apt-indexes-restrict
+	else
+		fail fetch-apt-indexes-restrict "trixie/s390x named: $(head -c 300 "$WORK/apt3.err")"
+	fi
+else
+	fail fetch-apt-indexes-restrict "trixie/s390x not named, still refreshed: $(head -c 300 "$WORK/apt3.err")"
+fi
+
 # A kernel list the registry has moved past (trixie s390x lists a version no
 # suite holds): the cell falls back, and says why.
 awk -F'\t' -v OFS='\t' '$1 == "s390x" && $2 == "trixie" { $3 = "linux-image-6.12.999+deb13-s390x"; $4 = "6.12.999-1" } 1' \

@@ -442,7 +442,7 @@ else
 	fail "$T-kernel-cut-at-schedule" "said '$said', kallsyms '$want', $glue stacks starting in glue"
 fi
 
-# perf 5.10 (bullseye's, fetched into the cache by make setup) reads
+# perf 5.10 (bullseye's, fetched into the cache by make test) reads
 # the recording too: older perf adds PERF_SAMPLE_RAW to bpf-output events.
 P510=${OFFCPU_CACHE:-$HOME/.cache/offcpu}/perf510/root
 if [ -x "$P510/usr/bin/perf_5.10" ]; then
@@ -455,5 +455,5 @@ if [ -x "$P510/usr/bin/perf_5.10" ]; then
 		fail "$T-perf-5.10-reads-it" "$(tr '\n' ' ' < "$WORK/p510.err" | head -c 300)"
 	fi
 else
-	fail "$T-perf-5.10-reads-it" "perf 5.10 not fetched (make setup: tests/fetch-perf510.sh)"
+	fail "$T-perf-5.10-reads-it" "perf 5.10 not fetched (make test: tests/fetch-perf510.sh)"
 fi

@@ -18,6 +18,12 @@
 # index had before stay until it refreshes again.  The lists apt-get and
 # apt-cache read are the union of the indexes' own.
 #
+# OFFCPU_APT_INDEXES="SUITE/ARCH ..." (opt-in): refresh only those indexes
+# (ARCH "source" for a suite's sources); the others keep the lists they
+# have, or stay without any until a run without it.  toolchain/progress.sh
+# sets the few a toolchain reads, so a first `make setup` does not wait
+# for every suite and architecture of the QEMU matrix.
+#
 # Test hook: OFFCPU_APT_INDEX_URI="SUITE/ARCH=URI ..." fetches those indexes
 # from another URI (tests/t_fetch.sh serves a broken one on the loopback).
 set -euo pipefail
@@ -48,13 +54,21 @@ mirror() {
 URI=$(mirror)
 [ -n "$URI" ] || { echo "apt.sh: cannot read the Debian mirror URI from /etc/apt" >&2; exit 1; }
 
-# The indexes, "SUITE ARCH" (ARCH "source" for deb-src).
-indexes() {
+# The indexes, "SUITE ARCH" (ARCH "source" for deb-src); with
+# OFFCPU_APT_INDEXES only those it names.
+all_indexes() {
 	local s a
 	for s in "${SUITES[@]}"; do
 		for a in "${ARCHS[@]}" source; do echo "$s $a"; done
 	done
 	for s in "${SOURCE_ONLY[@]}"; do echo "$s source"; done
+}
+indexes() {
+	local s a
+	all_indexes | while read -r s a; do
+		[ -z "${OFFCPU_APT_INDEXES:-}" ] || [[ " $OFFCPU_APT_INDEXES " == *" $s/$a "* ]] || continue
+		echo "$s $a"
+	done
 }
 
 index_uri() {	# SUITE ARCH
@@ -195,7 +209,7 @@ failed() {
 	local s a
 	while read -r s a; do
 		[ -e "$APTDIR/index/${s}_$a/update-failed" ] && report_failed "$s" "$a" 2>&1
-	done < <(indexes)
+	done < <(all_indexes)
 	return 0
 }
 
