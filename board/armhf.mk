@@ -56,3 +56,10 @@ PERF_UREGS := 15,13,7,14
 # --unwind-in kernel: the BPF program walks user stacks with rows from
 # EHABI, and from the debug file's .debug_frame over EHABI's gaps.
 KUNWIND := 1
+# Kernels built from Debian's source (qemu-tests/kbuild.sh): make's ARCH and
+# the image QEMU boots.
+KBUILD_ARCH   := arm
+KBUILD_IMAGE  := zImage
+# Kernels built from Debian's source for the matrix (qemu-tests/kbuild.tsv,
+# row NAME-armhf): nobpf, perf events and tracepoints without bpf().
+KERNEL_BUILT  := nobpf

@@ -200,7 +200,10 @@ RECORDINGS = [
 	('', '(a) kernel BTF'),
 	('-embedded', '(b) BTF hidden, embedded'),
 	('-nobtf', '(c) BTF hidden, --btf none'),
+	('-perf', '(f) perf backend forced'),
 ]
+# A kernel without bpf() (the nobpf cell) records only what needs no BPF.
+NOBPF_RECORDINGS = ('', '-perf')
 
 
 def boot_verdict(a, c):
@@ -232,6 +235,15 @@ def recording_verdict(a, c, tag, info):
 		return 'FAIL', f'variant {info["variant"]}, not the BTF-free tp,hash', ''
 	if tag == '-embedded' and info['btf'] != 'embedded':
 		return 'FAIL', f'btf {info["btf"]}, not this kernel\'s embedded BTF', ''
+	backend = re.search(r'^backend: (\w+) \((.*)\)$', probe, re.M)
+	want = 'perf' if tag == '-perf' or a.nobpf else 'bpf'
+	if not backend or backend[1] != want:
+		return 'FAIL', f'backend {backend[1] if backend else "not said"}, not {want}: ' + \
+			(backend[2] if backend else last_line(probe)), ''
+	# Where bpf() is missing offcpu must have seen that itself.
+	if a.nobpf and not tag and 'bpf()' not in backend[2]:
+		return 'FAIL', f'perf backend, but not for want of bpf(): {backend[2]}', ''
+	info['variant'] = info['variant'] or 'perf'
 	if c.rc.get('record' + tag) != '0':
 		return 'FAIL', 'recording failed: ' + last_line(sec('record'), 'offcpu:'), ''
 	workload = sec('workload')
@@ -412,6 +424,8 @@ def cell_verdict(a, c, info):
 		return 'FAIL', 'BPF JIT off: offcpu did not say how to turn it on: ' + \
 			last_line(jitoff), ''
 	for tag, name in RECORDINGS:
+		if a.nobpf and tag not in NOBPF_RECORDINGS:
+			continue
 		one = {}
 		verdict, what, note = recording_verdict(a, c, tag, one)
 		variants.append(one.get('variant', ''))
@@ -426,8 +440,10 @@ def cell_verdict(a, c, info):
 		blocked = passed(*blocked_verdict(a, c, release))
 		passed(wakers_verdict(a, c, walks_user_stacks(a.board, release)))
 		distro = passed(*distro_verdict(a, c)) + passed(*distro_fp_verdict(a, c))
+		distro += '; perf backend ' + passed(*distro_verdict(a, c, '-distro-perf'))
 		passed(host_archive_verdict(a))
-		note += passed(*kunwind_verdict(a, c))
+		if not a.nobpf:
+			note += passed(*kunwind_verdict(a, c))
 	except CellFailed as e:
 		# Longer than a table cell's other reasons: what offcpu counted comes first.
 		return 'FAIL', str(e)[:400], ''
@@ -436,6 +452,9 @@ def cell_verdict(a, c, info):
 		note += '; JIT off at boot: offcpu named the sysctl, then it was turned on'
 	elif jitoff:
 		note += '; JIT off (interpreter)'
+	if a.nobpf:
+		return 'PASS', '<br>'.join(stacks), f'{note}; no bpf(): the perf backend by itself; ' + \
+			'still blocked at the end: ' + blocked + '; --wakers refused in one line'
 	return 'PASS', '<br>'.join(stacks), f'{note}; {len(RECORDINGS)} recordings; ' + \
 		'still blocked at the end (on what the kernel offers): ' + blocked + '; wakers'
 
@@ -535,6 +554,12 @@ def wakers_verdict(a, c, user):
 	if hang:
 		return '--wakers: recording hung; ' + ' '.join(
 			x for x in hang.splitlines()[:3] if x.startswith('--'))
+	if a.nobpf:
+		# Wakers need BPF: a clear refusal, not a recording without them.
+		said = c.section('record-wakers')
+		if c.rc.get('record-wakers') == '0' or '--wakers needs the BPF backend' not in said:
+			return '--wakers without bpf(): not refused in one line: ' + last_line(said)
+		return None
 	if c.rc.get('record-wakers') != '0':
 		return '--wakers: recording failed: ' + last_line(c.section('record-wakers'), 'offcpu:')
 	open(f'{a.dir}/wakers.folded', 'w').write(c.section('folded-wakers'))
@@ -618,6 +643,8 @@ def main():
 	c.add_argument('--board', required=True)
 	c.add_argument('--symfs', required=True)
 	c.add_argument('--timeout', default='?')
+	c.add_argument('--nobpf', action='store_true',
+		       help='a kernel built without bpf(): the perf backend only')
 	c.set_defaults(fn=cmd_cell)
 	a = ap.parse_args()
 	a.fn(a)

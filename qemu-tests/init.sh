@@ -95,14 +95,24 @@ fi
 # recorded workload waits, since under TCG the scheduler's clock, which must
 # measure that wait, reads it up to 2 ms off (issue 24).
 sleep 100000 | /blocker -w -t 1 >/dev/null 2>&1 &
+# A kernel without bpf() (the nobpf cell): offcpu takes the perf backend by
+# itself (check.py checks that it did, and why); the recordings that ask
+# for BPF ((b), (c), (d2)) have nothing to prove there, --wakers must be
+# refused in one line.
+NOBPF=
+/offcpu probe 2>/dev/null | grep -q '^backend: perf' && NOBPF=1
 # (a) What the kernel offers: its own BTF (or the embedded one, if it has none).
 record ""
-# (b) /sys/kernel/btf hidden: this kernel's minimal BTF embedded in offcpu.
-mount -t tmpfs none /sys/kernel/btf 2>/dev/null
-record -embedded
-# (c) Still hidden, and no BTF used: the BTF-free variant.
-record -nobtf --btf none
-umount /sys/kernel/btf 2>/dev/null
+if [ -z "$NOBPF" ]; then
+	# (b) /sys/kernel/btf hidden: this kernel's minimal BTF embedded in offcpu.
+	mount -t tmpfs none /sys/kernel/btf 2>/dev/null
+	record -embedded
+	# (c) Still hidden, and no BTF used: the BTF-free variant.
+	record -nobtf --btf none
+	umount /sys/kernel/btf 2>/dev/null
+fi
+# (f) The perf events backend, forced (issue 41): the same truth as (a).
+record -perf --backend perf
 # record_distro TAG SECS ARGS...: the distribution-built workload
 # (tests/workload/distro.c: dynamic against Debian's glibc, no frame
 # pointers, blocking only in libc) run SECS s, recorded with offcpu -v ARGS:
@@ -136,8 +146,11 @@ record_distro -distro 2
 # Boards with KUNWIND: x86_64, arm64, riscv64, s390x and armhf.
 case $(uname -m) in
 x86_64|aarch64|riscv64|s390x|armv7l)
-	record_distro -distro-kunwind 4 --unwind-in verify --stack-cache off ;;
+	[ -z "$NOBPF" ] && record_distro -distro-kunwind 4 --unwind-in verify --stack-cache off ;;
 esac
+# (d3) The perf backend forced: its stack copies unwound by CFI in offcpu,
+# judged as (d).
+record_distro -distro-perf 2 --backend perf
 # (d') The same with --call-graph fp (DISTRO_FP): the control, which must
 # miss the criteria the default call graph meets (check.py).
 [ -n "$DISTRO_FP" ] && record_distro -distro-fp 2 --call-graph fp

@@ -14,7 +14,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 OUT=$ROOT/build/qemu
-TIMEOUT=${QEMU_TIMEOUT:-240}	# three recordings per boot (init.sh)
+TIMEOUT=${QEMU_TIMEOUT:-300}	# up to seven recordings per boot (init.sh)
 # One host thread per vCPU (TCG's default here).  A few in hundreds of
 # x86_64 boots oops on int3 at the tracepoint's jump site in __schedule or
 # lock up as the recording starts, likely one vCPU running code the other is
@@ -35,14 +35,17 @@ TCG_OOPS='int3: [0-9a-f]+ \[#[0-9]+\]|soft lockup|pc : perf_event_task_tick'
 # subtracts perf's task clock, which starts after the tracepoint (issue 24),
 # so that window may no longer count: not yet measured with two guests.
 JOBS=${QEMU_JOBS:-1}
-declare -A VERSION_OF=([bullseye]=5.10 [bookworm]=6.1 [trixie]=6.12 [sid]=7.x)
-SUITES=(bullseye bookworm trixie sid)
+declare -A VERSION_OF=([bullseye]=5.10 [bookworm]=6.1 [trixie]=6.12 [sid]=7.x [nobpf]=nobpf)
+# nobpf: not a suite but a kernel built here from Debian's source without
+# bpf() (qemu-tests/kbuild.sh; board/BOARD.mk KERNEL_BUILT).
+SUITES=(bullseye bookworm trixie sid nobpf)
 BOARDS=()
 for mk in "$ROOT"/board/*.mk; do BOARDS+=("$(basename "$mk" .mk)"); done
 
 . "$ROOT/tests/board.sh"
 
-has_suite() { [[ " $(board_var "$1" KERNEL_SUITES) " == *" $2 "* ]]; }
+has_suite() { [[ " $(board_var "$1" KERNEL_SUITES) $(board_var "$1" KERNEL_BUILT) " == *" $2 "* ]]; }
+built_kernel() { [[ " $(board_var "$1" KERNEL_BUILT) " == *" $2 "* ]]; }
 
 # The cells to run, "board suite" per line; the verdicts of unknown names
 # (FAIL) and of cells the board has no kernel for (SKIP) go to fd 3.
@@ -50,7 +53,7 @@ select_cells() {
 	local c b s hit
 	if [ $# -eq 0 ]; then
 		for b in "${BOARDS[@]}"; do
-			for s in $(board_var "$b" KERNEL_SUITES); do echo "$b $s"; done
+			for s in $(board_var "$b" KERNEL_SUITES) $(board_var "$b" KERNEL_BUILT); do echo "$b $s"; done
 		done
 		return
 	fi
@@ -63,7 +66,11 @@ select_cells() {
 				if has_suite "$b" "$s"; then
 					echo "$b $s"
 				elif [ "$c" != "$b" ]; then
-					echo "SKIP $b-${VERSION_OF[$s]}: Debian $s has no $(board_var "$b" DEB_ARCH) kernel" >&3
+					if [ "$s" = nobpf ]; then
+						echo "SKIP $b-nobpf: no kernel without bpf() is built for $b (qemu-tests/kbuild.tsv)" >&3
+					else
+						echo "SKIP $b-${VERSION_OF[$s]}: Debian $s has no $(board_var "$b" DEB_ARCH) kernel" >&3
+					fi
 				fi
 			done
 		done
@@ -176,7 +183,10 @@ boot() {	# BOARD KERNEL LOG
 # The verdict of one cell, from check.py: "PASS|variant|btf|stacks|note" or
 # "FAIL|variant|btf|reason".
 check_cell() {	# BOARD DIR
-	python3 "$HERE/check.py" cell "$2" --board "$1" --symfs "$OUT/$1/root" --timeout "$TIMEOUT" ||
+	local nobpf=()
+	[ "$(basename "$2")" = nobpf ] && nobpf=(--nobpf)
+	python3 "$HERE/check.py" cell "$2" --board "$1" --symfs "$OUT/$1/root" --timeout "$TIMEOUT" \
+		"${nobpf[@]}" ||
 		echo "FAIL|||check.py failed"
 }
 
@@ -196,7 +206,9 @@ fetch_cell() {	# BOARD SUITE
 	local board=$1 suite=$2 dir=$OUT/$1/$2 info
 	mkdir -p "$dir"
 	rm -f "$dir/row" "$dir/kernel" "$dir/console.hung.log" "$dir/console.oops.log"
-	if ! info=$("$HERE/fetch.sh" kernel "$board" "$suite" 2>"$dir/fetch.err"); then
+	local get=("$HERE/fetch.sh" kernel "$board" "$suite")
+	built_kernel "$board" "$suite" && get=("$HERE/kbuild.sh" "$suite-$board")
+	if ! info=$("${get[@]}" 2>"$dir/fetch.err"); then
 		echo "FAIL||||||kernel fetch failed: $(tail -n 1 "$dir/fetch.err")" > "$dir/row"
 		return 1
 	fi
@@ -209,6 +221,8 @@ extra_btf() {	# BOARD
 	local board=$1 suite image pkg ver from note order release full
 	for suite in "${SUITES[@]}"; do
 		[ -s "$OUT/$board/$suite/kernel" ] || continue
+		# A kernel without bpf() needs no BTF.
+		built_kernel "$board" "$suite" && continue
 		IFS=$'\t' read -r image pkg ver from note < "$OUT/$board/$suite/kernel"
 		[ "$note" = listed ] && continue
 		full=$OUT/$board/$suite/kernel.btf
@@ -269,8 +283,8 @@ run_cell() {	# BOARD SUITE
 
 table() {	# the cells run now, from their row files
 	local board suite row
-	echo "| board | 5.10 (bullseye) | 6.1 (bookworm) | 6.12 (trixie) | 7.x (sid) |"
-	echo "|---|---|---|---|---|"
+	echo "| board | 5.10 (bullseye) | 6.1 (bookworm) | 6.12 (trixie) | 7.x (sid) | no bpf() (built) |"
+	echo "|---|---|---|---|---|---|"
 	for board in "${BOARDS[@]}"; do
 		printf '| %s |' "$board"
 		for suite in "${SUITES[@]}"; do
@@ -311,7 +325,12 @@ legend() {
 	the distro workload runs on bookworm's own armhf libc6 with libc6-dbg in
 	the guest (EHABI, then the debug file's `.debug_frame`), and once more with
 	`--call-graph fp`, which must miss the criteria (`--call-graph fp misses
-	them, as it must`).
+	them, as it must`).  `(f)` and `perf backend distro`: the same workloads
+	recorded with `--backend perf` (perf events alone, no BPF: issue 41),
+	judged by the same criteria.  `no bpf()`: a kernel built here from
+	Debian's linux-source without CONFIG_BPF_SYSCALL (qemu-tests/kbuild.sh):
+	offcpu must take the perf backend by itself, pass (a), (f), the distro
+	recordings and the still-blocked check, and refuse --wakers in one line.
 	EOF
 }
 

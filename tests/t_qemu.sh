@@ -46,6 +46,14 @@ if [ -s "$fo/folded.txt" ] && [ -s "$fo/workload.out" ]; then
 	fi
 fi
 
+# The same for the perf backend's recording (f) of the blocker.
+fo=$ROOT/build/qemu/x86_64/trixie/rec-perf
+if [ -s "$fo/folded.txt" ] && [ -s "$fo/workload.out" ]; then
+	awk '$1 == "thread" { $5 = sprintf("%.0f", $5 * 1.08) } 1' "$fo/workload.out" > "$WORK/wrong-perf.out"
+	check_fails qemu-perf-checks-can-fail "an 8 % wrong workload measurement passed (perf backend)" \
+		python3 "$ROOT/qemu-tests/check.py" folded "$fo/folded.txt" "$WORK/wrong-perf.out"
+fi
+
 # The distro check (check.py's distro_verdict: perf_check.py distro) must be
 # able to fail on a guest's recording: the same output against a workload
 # that claims 15 % more time in each distro_* function than the most the
@@ -55,7 +63,7 @@ fi
 # The same for the kernel walker's recording (--unwind-in verify: its
 # samples carry the walked stacks), and its user stacks cut to their
 # innermost frame, as a walker that stopped after the pc would leave them.
-for sub in distro distro-kunwind; do
+for sub in distro distro-kunwind distro-perf; do
 	dd=$ROOT/build/qemu/x86_64/trixie/$sub
 	[ -s "$dd/perf.data" ] && [ -s "$dd/workload.out" ] || continue
 	awk 'NR == FNR { if ($1 == "preempted") pre[$2] = $3; next }

@@ -10,6 +10,7 @@ PKGS=(
 	binutils-aarch64-linux-gnu binutils-s390x-linux-gnu binutils-riscv64-linux-gnu binutils-arm-linux-gnueabihf
 	qemu-user-static qemu-system-x86 qemu-system-arm qemu-system-misc
 	linux-perf dwarves python3 librsvg2-bin
+	flex bison	# qemu-tests/kbuild.sh: kernels built from Debian's source
 	g++ libc6-dbg	# t_parity: a C++ program built as users build it; libc debug symbols
 	protobuf-c-compiler golang-go	# report --pprof: protoc-c generates the encoder; t_pprof reads it with go tool pprof
 	libc6-arm64-cross libc6-s390x-cross libc6-dev-arm64-cross libc6-dev-s390x-cross
