@@ -85,9 +85,11 @@ section uname uname -r -m
 # 7.x refuses the programs to the interpreter.  Where
 # offcpu cannot load, it must say how to turn the JIT on (check.py), and
 # the device is then set up as its user would; else it stays off.
+# (--backend bpf: by default offcpu would record with perf events there,
+# saying why and how to turn the JIT on.)
 if [ "$(cat /proc/sys/net/core/bpf_jit_enable 2>/dev/null)" = 0 ]; then
-	section probe-jitoff /offcpu probe
-	/offcpu probe >/dev/null 2>&1 || echo 1 > /proc/sys/net/core/bpf_jit_enable
+	section probe-jitoff /offcpu probe --backend bpf
+	/offcpu probe --backend bpf >/dev/null 2>&1 || echo 1 > /proc/sys/net/core/bpf_jit_enable
 fi
 # The workloads subtract perf's task clock (blocker.c, cpu_ns).  The machine's
 # first task-bound perf event waits for an RCU grace period: with this

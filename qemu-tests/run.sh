@@ -22,7 +22,7 @@ TIMEOUT=${QEMU_TIMEOUT:-300}	# up to seven recordings per boot (init.sh)
 # vCPUs then take turns on one host thread: a woken thread waits on the host,
 # not off-CPU in the guest, and the workload's own block times ran 12 % long.
 ACCEL=${QEMU_ACCEL:-tcg}
-TCG_OOPS='int3: [0-9a-f]+ \[#[0-9]+\]|soft lockup|pc : perf_event_task_tick'
+TCG_OOPS='int3: [0-9a-f]+ \[#[0-9]+\]|soft lockup|pc : perf_event_task_tick|lr : perf_event_task_tick'
 # One cell at a time.  A vCPU thread the host deschedules inside the guest's
 # __schedule(), after the scheduler started charging the next thread's CPU
 # time and before the sched_switch tracepoint, lengthens that thread's
@@ -261,7 +261,8 @@ run_cell() {	# BOARD SUITE
 	# try, and the cell says so; the same failure again, or any other, fails.
 	# arm64 6.1's is an oops in perf_event_task_tick as the next program
 	# execs after offcpu closed its perf events (2 of 9 boots on 2026-11-26,
-	# none before), likely the same class: perf's static keys patched back.
+	# none before), likely the same class: perf's static keys patched back;
+	# arm64 5.10's, the same tick in perf_pmu_disable (lr, 2026-12-02).
 	if [ "$verdict" != PASS ] && grep -aqE "$TCG_OOPS" "$dir/console.log"; then
 		reboot_cell oops "a guest $(grep -aoE -m1 "$TCG_OOPS" "$dir/console.log" | tr -d '\r') $(grep -a -m1 'RIP:' "$dir/console.log" | tr -d '\r' | sed 's/.*RIP: *//')"
 		IFS='|' read -r verdict variant btf stacks note <<< "$(check_cell "$board" "$dir")"

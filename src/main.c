@@ -32,7 +32,8 @@ static int probe_cmd(const struct offcpu_opts *o)
 	struct probe p;
 	struct plan pl;
 	uint64_t t0;
-	int err = probe_kernel(&p, o->btf_path, o->variant, o->backend);
+	int err = probe_kernel(&p, o->btf_path, o->variant, o->backend,
+			      cli_bpf_option(o) != NULL);
 
 	if (!err && p.perf_backend) {
 		probe_print(&p, stdout);

@@ -58,6 +58,7 @@ CASES=(
 	"perf-lost-not-counted|src/record/switch_events.c|s/sw->counters\[STAT_PERF_LOST\] \+= perf_ring_read/(void)perf_ring_read/|perfbackend"
 	"perf-thresh-ignored|src/record/switch_events.c|s/\tif \(delta >= sw->o->thresh_ns\) \{/\tif (delta >= sw->o->thresh_ns * 100) {/|perfbackend"
 	"perf-max-block-ignored|src/record/switch_events.c|s/if \(delta < sw->o->min_block_ns \x7c\x7c delta > sw->o->max_block_ns\)/if (delta < sw->o->min_block_ns)/|perfbackend"
+	"unwind-in-kernel-falls-back|src/record/cli.c|s/\tif \(o->unwind_in_kernel\)\n\t\treturn o->unwind_verify/\tif (o->unwind_in_kernel \&\& 0)\n\t\treturn o->unwind_verify/|perfbackend kunwind"
 	"kwalk-s390x-sp|bpf/offcpu_unwind.bpf.h|s/#define KU_SP_OF_CFA\t\(-160\)/#define KU_SP_OF_CFA\t(-152)/|qemu"
 	"kwalk-no-riscv|src/unwind/ktables.c|s/#define KT_MACHINE EM_RISCV/#define KT_MACHINE EM_S390/|qemu:riscv64-6.12"
 	"kwalk-armhf-thumb|bpf/offcpu_unwind.bpf.h|s/#define KU_PC_MASK\t\(~1ull\)/#define KU_PC_MASK\t(~0ull)/|qemu:armhf-6.12"

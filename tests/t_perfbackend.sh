@@ -68,6 +68,10 @@ else
 	fi
 	one_line_error "$T-nobpf-forced-bpf-refuses" "no bpf\(\) system call" \
 		"$SECCOMP_RUN" nobpf "$OFFCPU" --backend bpf -d 1 -o "$WORK/nope.data"
+	# An option only the BPF program serves keeps auto on BPF: its refusal,
+	# not a recording that quietly ignores it.
+	one_line_error "$T-nobpf-unwind-in-kernel-refuses" "no bpf\(\) system call" \
+		"$SECCOMP_RUN" nobpf "$OFFCPU" --unwind-in kernel -d 1 -o "$WORK/nope.data"
 	# The program loads but its attach is refused (nolink: BPF_LINK_CREATE
 	# denied, the probe's own attach allowed): said, then perf events record.
 	"$SECCOMP_RUN" nolink "$OFFCPU" -o "$WORK/nolink.data" -- "$BLOCKER" -t 2 \

@@ -672,10 +672,21 @@ static int check_flight(struct offcpu_opts *o)
 	return 0;
 }
 
+const char *cli_bpf_option(const struct offcpu_opts *o)
+{
+	if (o->variant)
+		return "--variant";
+	if (o->btf_path)
+		return "--btf";
+	if (o->unwind_in_kernel)
+		return o->unwind_verify ? "--unwind-in verify" : "--unwind-in kernel";
+	return NULL;
+}
+
 /* --backend perf loads no BPF program: its options have nothing to act on. */
 static int check_backend(const struct offcpu_opts *o)
 {
-	const char *bpf_only = o->variant ? "--variant" : o->btf_path ? "--btf" : NULL;
+	const char *bpf_only = cli_bpf_option(o);
 
 	if (o->backend == BACKEND_PERF && bpf_only) {
 		fprintf(stderr, "offcpu: %s chooses a BPF program: it excludes --backend perf\n",

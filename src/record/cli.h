@@ -105,6 +105,13 @@ struct offcpu_opts {
 
 /* Parses argv into O; prints one clear line and returns -1 on bad input. */
 int cli_parse(struct offcpu_opts *o, int argc, char **argv);
+
+/*
+ * The option that asks for the BPF program (--variant, --btf, --unwind-in
+ * kernel|verify), or NULL: --backend auto then never falls back to perf
+ * events, and --backend perf refuses it.
+ */
+const char *cli_bpf_option(const struct offcpu_opts *o);
 void cli_usage(FILE *out);
 void cli_free(struct offcpu_opts *o);
 

@@ -15,9 +15,6 @@
 #define RING_PAGES_COPIES	256
 #define UREGS_SAMPLE_TYPE (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 
-/* perf_regs indexes of pc, sp, frame pointer, link register (-1: none), from board/. */
-static const int perf_uregs[4] = { OFFCPU_PERF_UREGS };
-#define UREGS_MAX 4
 #define CLOCK_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
 			   PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
 			   PERF_SAMPLE_CALLCHAIN)
@@ -41,16 +38,6 @@ struct oncpu {
 	uint64_t *ips;		/* its user frames */
 };
 
-static uint64_t uregs_mask(void)
-{
-	uint64_t mask = 0;
-
-	for (int i = 0; i < UREGS_MAX; i++)
-		if (perf_uregs[i] >= 0)
-			mask |= 1ull << perf_uregs[i];
-	return mask;
-}
-
 /* The event opened (COPIES: with dwarf's register and stack copies), or as the file says. */
 static void clock_attr(struct perf_event_attr *a, const struct offcpu_opts *o,
 		       uint32_t copy_bytes)
@@ -64,7 +51,7 @@ static void clock_attr(struct perf_event_attr *a, const struct offcpu_opts *o,
 	a->sample_max_stack = o->max_stack;
 	if (copy_bytes) {
 		a->sample_type |= UREGS_SAMPLE_TYPE;
-		a->sample_regs_user = uregs_mask();
+		a->sample_regs_user = perf_uregs_mask();
 		a->sample_stack_user = copy_bytes;
 		a->exclude_callchain_user = 1;
 	}
@@ -91,7 +78,7 @@ int oncpu_sample_head(const struct oncpu *on, const struct perf_event_header *h,
 static const struct perf_event_header *unwind_sample(struct oncpu *on,
 						     const struct perf_event_header *in)
 {
-	uint64_t mask = on->attr.sample_regs_user, uregs[UREGS_MAX] = { 0 };
+	uint64_t mask = on->attr.sample_regs_user, uregs[PERF_UREGS_MAX] = { 0 };
 	const uint8_t *chain;
 	struct pd_sample s;
 	uint32_t nips = 0;
@@ -101,7 +88,7 @@ static const struct perf_event_header *unwind_sample(struct oncpu *on,
 	if (pd_parse_sample_attr(&on->attr, false, in, &s) || !s.ips)
 		return NULL;
 	/* The kernel writes the registers in the order of their indexes. */
-	for (int i = 0; s.uregs_abi && i < UREGS_MAX; i++)
+	for (int i = 0; s.uregs_abi && i < PERF_UREGS_MAX; i++)
 		if (perf_uregs[i] >= 0)
 			uregs[i] = s.uregs[__builtin_popcountll(mask & ((1ull << perf_uregs[i]) - 1))];
 	/* No user registers (a kernel thread): the kernel callchain alone. */

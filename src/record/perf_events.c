@@ -11,6 +11,18 @@
 #include "format/perf_records.h"
 #include "record/perf_events.h"
 
+const int perf_uregs[PERF_UREGS_MAX] = { OFFCPU_PERF_UREGS };
+
+uint64_t perf_uregs_mask(void)
+{
+	uint64_t mask = 0;
+
+	for (int i = 0; i < PERF_UREGS_MAX; i++)
+		if (perf_uregs[i] >= 0)
+			mask |= 1ull << perf_uregs[i];
+	return mask;
+}
+
 void sw_event_attr(struct perf_event_attr *a, uint64_t config, uint64_t sample_type)
 {
 	memset(a, 0, sizeof(*a));

@@ -18,6 +18,13 @@
  */
 void sw_event_attr(struct perf_event_attr *a, uint64_t config, uint64_t sample_type);
 
+/* perf_regs indexes of pc, sp, frame pointer, link register (-1: none), from board/. */
+#define PERF_UREGS_MAX	4
+extern const int perf_uregs[PERF_UREGS_MAX];
+
+/* sample_regs_user: those of perf_uregs the board has. */
+uint64_t perf_uregs_mask(void);
+
 /* A ring of BYTES (a power of two pages and one) for event FD; NULL after a message. */
 void *perf_ring_map(int fd, size_t bytes, int cpu);
 

@@ -660,6 +660,7 @@ static int probe_bpf(struct probe *p, const char *btf_file, const char *variant)
  */
 static int probe_perf(struct probe *p, const char *why)
 {
+	bool forced = !strcmp(why, "--backend perf");
 	char err[160];
 
 	memset(&p->tp, 0, sizeof(p->tp));
@@ -672,8 +673,9 @@ static int probe_perf(struct probe *p, const char *why)
 		return -1;
 	}
 	if (tracefs_sched_read(&p->tp, err, sizeof(err))) {
-		fprintf(stderr, "offcpu: the perf backend needs sched:sched_switch from tracefs: %s\n",
-			err);
+		/* A fallback that fails too: both reasons, in one line. */
+		fprintf(stderr, "offcpu: %s%sthe perf backend needs sched:sched_switch from tracefs: %s\n",
+			forced ? "" : why, forced ? "" : "; ", err);
 		return -1;
 	}
 	snprintf(p->why, sizeof(p->why), "perf backend: %s", why);
@@ -681,7 +683,7 @@ static int probe_perf(struct probe *p, const char *why)
 }
 
 int probe_kernel(struct probe *p, const char *btf_file, const char *variant,
-		 enum backend backend)
+		 enum backend backend, bool bpf_asked)
 {
 	char why[sizeof(p->backend_why) - 16];
 	struct utsname u;
@@ -699,8 +701,8 @@ int probe_kernel(struct probe *p, const char *btf_file, const char *variant,
 	}
 	if (backend == BACKEND_PERF)
 		return probe_perf(p, "--backend perf");
-	/* A BPF option given (--btf, --variant) asks for BPF: its refusal is the user's to read. */
-	if (backend == BACKEND_AUTO && !btf_file && !variant) {
+	/* An option that asks for BPF (cli_bpf_option): its refusal is the user's to read. */
+	if (backend == BACKEND_AUTO && !bpf_asked) {
 		refusal = why;
 		refusal_len = sizeof(why);
 	}

@@ -60,13 +60,13 @@ struct probe {
 
 /*
  * Probe the kernel.  BACKEND: --backend; auto takes the perf backend when a
- * BPF check fails (unless --btf or --variant asked for BPF).  BTF_FILE is --btf (a file, or "none" for the BTF-free
+ * BPF check fails (unless an option asked for BPF: BPF_ASKED).  BTF_FILE is --btf (a file, or "none" for the BTF-free
  * variant) or NULL; VARIANT forces a variant ("tp_btf,task", "tp_btf,hash",
  * "raw_tp,hash", "tp,hash") or is NULL.  Returns 0, or -1 after printing one
  * line that says what is missing and what to do.
  */
 int probe_kernel(struct probe *p, const char *btf_file, const char *variant,
-		 enum backend backend);
+		 enum backend backend, bool bpf_asked);
 
 /*
  * --backend auto: the BPF program was refused at load or attach (WHY):

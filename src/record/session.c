@@ -145,7 +145,7 @@ static int load_backend(struct session *s)
 		return loader_none(&s->ld, o, &s->probe, &s->plan);
 	if (!loader_load(&s->ld, o, &s->target, &s->probe, &s->plan) && !loader_attach(&s->ld))
 		return 0;
-	if (o->backend != BACKEND_AUTO || o->btf_path || o->variant)
+	if (o->backend != BACKEND_AUTO || cli_bpf_option(o))
 		return -1;
 	loader_close(&s->ld);
 	if (probe_fall_back(&s->probe, "the BPF program was refused at load or attach"))
@@ -164,7 +164,8 @@ static int session_setup(struct session *s)
 
 	if (target_check_cpus(o) || target_init(&s->target, o) || check_output(o->output))
 		return -1;
-	if (probe_kernel(&s->probe, o->btf_path, o->variant, o->backend))
+	if (probe_kernel(&s->probe, o->btf_path, o->variant, o->backend,
+			 cli_bpf_option(o) != NULL))
 		return -1;
 	plan_resolve(&s->plan, o, &s->probe);
 	if (o->verbose)

@@ -23,9 +23,6 @@
 #define REPORT_IDLE	0x80	/* TASK_IDLE: a D that is not load, counted as D */
 #define REPORT_MASK	0xff	/* above: a preempted task (runnable) */
 
-/* perf_regs indexes of pc, sp, frame pointer, link register (-1: none), from board/. */
-static const int perf_uregs[4] = { OFFCPU_PERF_UREGS };
-#define UREGS_MAX	4
 
 /*
  * Per-CPU rings: what a CPU's switches fill between two reads (100 ms, a
@@ -253,11 +250,11 @@ static void no_round(void *ctx)
 
 /* The user registers of sample S (pc, sp, fp, lr), 0 where the board has none. */
 static void sample_uregs(const struct switch_events *sw, const struct pd_sample *s,
-			 uint64_t regs[UREGS_MAX])
+			 uint64_t regs[PERF_UREGS_MAX])
 {
 	uint64_t mask = sw->attr.sample_regs_user;
 
-	for (int i = 0; i < UREGS_MAX; i++) {
+	for (int i = 0; i < PERF_UREGS_MAX; i++) {
 		regs[i] = 0;
 		if (perf_uregs[i] >= 0)
 			regs[i] = s->uregs[__builtin_popcountll(mask & ((1ull << perf_uregs[i]) - 1))];
@@ -286,7 +283,7 @@ static uint32_t chain_part(struct switch_events *sw, const struct pd_sample *s, 
 /* The user stack id of S: unwound from its copy (dwarf) or its callchain; -1: none. */
 static int32_t user_stack(struct switch_events *sw, const struct pd_sample *s)
 {
-	uint64_t regs[UREGS_MAX];
+	uint64_t regs[PERF_UREGS_MAX];
 	uint32_t n;
 
 	/* A kernel thread (--include-kernel-threads) has none to record. */
@@ -520,16 +517,6 @@ const uint64_t *switch_events_counters(const struct switch_events *sw)
 
 /* ---- opening ---- */
 
-static uint64_t uregs_mask(void)
-{
-	uint64_t mask = 0;
-
-	for (int i = 0; i < UREGS_MAX; i++)
-		if (perf_uregs[i] >= 0)
-			mask |= 1ull << perf_uregs[i];
-	return mask;
-}
-
 static void switch_attr(struct perf_event_attr *a, const struct switch_events *sw)
 {
 	const struct plan *pl = sw->pl;
@@ -546,7 +533,7 @@ static void switch_attr(struct perf_event_attr *a, const struct switch_events *s
 	a->clockid = CLOCK_MONOTONIC;
 	a->context_switch = 1;
 	/* User registers always: a kernel thread is a sample without them. */
-	a->sample_regs_user = uregs_mask();
+	a->sample_regs_user = perf_uregs_mask();
 	a->exclude_callchain_kernel = !pl->kstack;
 	a->exclude_callchain_user = !sw->o->ustack || pl->dwarf;
 	a->sample_max_stack = pl->kstack_frames > pl->max_stack ? pl->kstack_frames : pl->max_stack;
