@@ -176,6 +176,17 @@ def read_call_facts(path):
     return facts
 
 
+def sleeper_samples(data, workload):
+    """bl-sleep's offcpu-time samples in blocker_nanosleep (perf script of
+    DATA) and the calls of it the workload's output WORKLOAD counted."""
+    tid = next(t for t, c in read_truth(workload) if c == 'bl-sleep')
+    calls = read_call_facts(workload)['blocker_nanosleep']['voluntary']
+    out, _ = perf_script(data)
+    mine = [x for x in parse(out) if x['event'] == 'offcpu-time' and x['tid'] == tid
+            and 'blocker_nanosleep' in {f[0] for f in x['frames']}]
+    return mine, calls
+
+
 def expected(a, fn, ns, count, pre, facts):
     """What a recording with --state/--min-block/--max-block must hold of
     FN (its truth NS in COUNT calls, PRE preempted): 'all' (its truth),

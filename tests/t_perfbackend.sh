@@ -49,6 +49,21 @@ fi
 # Frame pointers: the samples' own user callchains (the blocker has them).
 rec fp --call-graph fp && check "$T-fp-truth" $CHECK compare "$WORK/fp.data" "$WORK/fp.out"
 
+# falls_back NAME MODE PATTERN: the blocker recorded (-v) with seccomp_run
+# MODE denying part of bpf(); exit 0, the fallback said (PATTERN on stderr),
+# and the blocker's truth.
+falls_back() {
+	local name=$1 mode=$2 pat=$3 rc
+	"$SECCOMP_RUN" "$mode" "$OFFCPU" -v -o "$WORK/$mode.data" -- "$BLOCKER" -t 2 \
+		>"$WORK/$mode.out" 2>"$WORK/$mode.err"
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q -- "$pat" "$WORK/$mode.err"; then
+		check "$name" $CHECK compare "$WORK/$mode.data" "$WORK/$mode.out"
+	else
+		fail "$name" "exit $rc: $(grep -m1 backend "$WORK/$mode.err") $(tail -n 1 "$WORK/$mode.err")"
+	fi
+}
+
 # No bpf() (the kernel's ENOSYS, by seccomp): --backend auto records with
 # perf events and says why; probe too; --backend bpf still refuses in one line.
 if ! "$SECCOMP_RUN" nobpf true 2>"$WORK/sc.err"; then
@@ -58,14 +73,7 @@ else
 	grep -q '^backend: perf (this kernel has no bpf() system call' "$WORK/nobpf-probe.out" &&
 		pass "$T-nobpf-probe-says" ||
 		fail "$T-nobpf-probe-says" "$(head -c 300 "$WORK/nobpf-probe.out" | tr '\n' ' ')"
-	"$SECCOMP_RUN" nobpf "$OFFCPU" -v -o "$WORK/auto.data" -- "$BLOCKER" -t 2 \
-		>"$WORK/auto.out" 2>"$WORK/auto.err"
-	rc=$?
-	if [ $rc -eq 0 ] && grep -q '^backend: perf (this kernel has no bpf() system call' "$WORK/auto.err"; then
-		check "$T-nobpf-auto-truth" $CHECK compare "$WORK/auto.data" "$WORK/auto.out"
-	else
-		fail "$T-nobpf-auto-truth" "exit $rc: $(grep -m1 backend "$WORK/auto.err") $(tail -n 1 "$WORK/auto.err")"
-	fi
+	falls_back "$T-nobpf-auto-truth" nobpf '^backend: perf (this kernel has no bpf() system call'
 	one_line_error "$T-nobpf-forced-bpf-refuses" "no bpf\(\) system call" \
 		"$SECCOMP_RUN" nobpf "$OFFCPU" --backend bpf -d 1 -o "$WORK/nope.data"
 	# An option only the BPF program serves keeps auto on BPF: its refusal,
@@ -74,28 +82,14 @@ else
 		"$SECCOMP_RUN" nobpf "$OFFCPU" --unwind-in kernel -d 1 -o "$WORK/nope.data"
 	# The program loads but its attach is refused (nolink: BPF_LINK_CREATE
 	# denied, the probe's own attach allowed): said, then perf events record.
-	"$SECCOMP_RUN" nolink "$OFFCPU" -o "$WORK/nolink.data" -- "$BLOCKER" -t 2 \
-		>"$WORK/nolink.out" 2>"$WORK/nolink.err"
-	rc=$?
-	if [ $rc -eq 0 ] && grep -q '^offcpu: recording with the perf backend instead' "$WORK/nolink.err"; then
-		check "$T-attach-refused-falls-back" $CHECK compare "$WORK/nolink.data" "$WORK/nolink.out"
-	else
-		fail "$T-attach-refused-falls-back" "exit $rc: $(head -n 3 "$WORK/nolink.err" | tr '\n' ' ')"
-	fi
+	falls_back "$T-attach-refused-falls-back" nolink '^offcpu: recording with the perf backend instead'
 	"$SECCOMP_RUN" nolink "$OFFCPU" --backend bpf -d 1 -o "$WORK/nope.data" >/dev/null 2>"$WORK/nolink-bpf.err"
 	rc=$?
 	[ $rc -ne 0 ] && ! grep -q 'perf backend' "$WORK/nolink-bpf.err" && [ ! -e "$WORK/nope.data" ] &&
 		pass "$T-attach-refused-forced-bpf-fails" ||
 		fail "$T-attach-refused-forced-bpf-fails" "exit $rc: $(tr '\n' ' ' <"$WORK/nolink-bpf.err" | head -c 300)"
 	# No sched_switch for BPF to attach to (tracefs still has it): the same.
-	"$SECCOMP_RUN" notp "$OFFCPU" -v -o "$WORK/notp.data" -- "$BLOCKER" -t 2 \
-		>"$WORK/notp.out" 2>"$WORK/notp.err"
-	rc=$?
-	if [ $rc -eq 0 ] && grep -q '^backend: perf (this kernel has no sched:sched_switch tracepoint' "$WORK/notp.err"; then
-		check "$T-notp-auto-truth" $CHECK compare "$WORK/notp.data" "$WORK/notp.out"
-	else
-		fail "$T-notp-auto-truth" "exit $rc: $(grep -m1 backend "$WORK/notp.err") $(tail -n 1 "$WORK/notp.err")"
-	fi
+	falls_back "$T-notp-auto-truth" notp '^backend: perf (this kernel has no sched:sched_switch tracepoint'
 fi
 
 # --state: the blocker's vfork parent (-s) sleeps in D, its other threads
@@ -120,11 +114,7 @@ samples_vs_calls() {	# DATA OUT: bl-sleep's samples in blocker_nanosleep, and it
 import os, sys
 sys.path.insert(0, os.path.join(os.environ['ROOT'], 'tests'))
 import perf_check
-tid = next(t for t, c in perf_check.read_truth(sys.argv[2]) if c == 'bl-sleep')
-calls = perf_check.read_call_facts(sys.argv[2])['blocker_nanosleep']['voluntary']
-out, _ = perf_check.perf_script(sys.argv[1])
-mine = [x for x in perf_check.parse(out) if x['event'] == 'offcpu-time' and x['tid'] == tid
-        and 'blocker_nanosleep' in {f[0] for f in x['frames']}]
+mine, calls = perf_check.sleeper_samples(sys.argv[1], sys.argv[2])
 print(len(mine), calls)
 EOF2
 }

@@ -64,11 +64,7 @@ if python3 - "$WORK/th.data" "$WORK/th.out" >"$WORK/th.chk" 2>&1 <<'EOF2'
 import os, sys
 sys.path.insert(0, os.path.join(os.environ['ROOT'], 'tests'))
 import perf_check
-tid = next(t for t, c in perf_check.read_truth(sys.argv[2]) if c == 'bl-sleep')
-calls = perf_check.read_call_facts(sys.argv[2])['blocker_nanosleep']['voluntary']
-out, _ = perf_check.perf_script(sys.argv[1])
-mine = [x for x in perf_check.parse(out) if x['event'] == 'offcpu-time' and x['tid'] == tid
-        and 'blocker_nanosleep' in {f[0] for f in x['frames']}]
+mine, calls = perf_check.sleeper_samples(sys.argv[1], sys.argv[2])
 times = sorted(x['time'] for x in mine)
 gaps = [b - a for a, b in zip(times, times[1:])]
 print(f'{len(mine)} samples of bl-sleep in blocker_nanosleep, {calls} calls; shortest gap {min(gaps or [0]) * 1e3:.1f} ms')
