@@ -612,7 +612,9 @@ def kunwind_verdict(a, c):
 		# Every comparison copy dropped (a full ring under TCG): nothing compared.
 		return None, f'; kernel walker: {figures}; no walked stack compared'
 	if int(m.group(2)):
-		return f'kernel walker: {m.group(2)} of {m.group(1)} walked stacks differ from their copies', ''
+		how = re.search(r'verify\): (\d+ walks ended first.*?) \]', text)
+		return f'kernel walker: {m.group(2)} of {m.group(1)} walked stacks differ from their ' \
+			f'copies' + (f' ({how[1]})' if how else ''), ''
 	return None, f'; kernel walker: {figures}; {m.group(1)} walked stacks, none differ from their copies'
 
 

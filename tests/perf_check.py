@@ -308,8 +308,14 @@ def check_truth(a, rec, n):
                       f' ({pct(got, ns)}{"" if ok else " MISMATCH"})')
                 if not ok:
                     how = read_calls(a.workload).get(fn)
+                    # Where the rest went: a block missed shortens the
+                    # thread's total, one on a wrong stack leaves it whole.
+                    outside = r['total'] - sum(r['funcs'].get(f, 0) for f in funcs)
                     bad.append(f'{comm} {fn} {got / 1e6:.1f} ms vs {ns / 1e6:.1f} ms'
-                               f' ({pre / 1e6:.1f} preempted{"; calls " + how if how else ""})')
+                               f' ({pre / 1e6:.1f} preempted{"; calls " + how if how else ""};'
+                               f' thread {r["total"] / 1e6:.1f} ms vs'
+                               f' {sum(v[0] for v in funcs.values()) / 1e6:.1f},'
+                               f' {outside / 1e6:.1f} ms on stacks without its functions)')
         # Undecided functions' time may be there, all or in part.  Under
         # --state, a thread none of whose functions is recorded may still
         # sleep in that state outside them, where the workload measures

@@ -156,6 +156,14 @@ static void print_kunwind(const uint64_t *n, const struct collector_stats *st)
 		fprintf(stderr, "[ offcpu: kernel unwinding (verify): %llu walked stacks compared with "
 			"their copies unwound here, %llu of those differ ]\n",
 			(unsigned long long)k->compared, (unsigned long long)k->differed);
+	if (k->differed)
+		fprintf(stderr, "[ offcpu: kernel unwinding (verify): %llu walks ended first, %llu "
+			"copies ended first, %llu parted; the first: %u walked frames, %u from the "
+			"copy, from frame %u: walked %#llx, copy %#llx ]\n",
+			(unsigned long long)k->walk_shorter, (unsigned long long)k->copy_shorter,
+			(unsigned long long)(k->differed - k->walk_shorter - k->copy_shorter),
+			k->first_kn, k->first_un, k->first_at, (unsigned long long)k->first_kip,
+			(unsigned long long)k->first_uip);
 }
 
 /* --flight-recorder: the files written and why, what the window held and lost. */

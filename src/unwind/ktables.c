@@ -1063,9 +1063,25 @@ static void serve_learned(struct ktables *k)
 void ktables_compare(struct ktables *k, const uint64_t *kip, uint32_t kn, const uint64_t *uip,
 		     uint32_t un)
 {
-	k->counts.compared++;
-	if (kn != un || memcmp(kip, uip, kn * sizeof(*kip)))
-		k->counts.differed++;
+	struct ktables_counts *n = &k->counts;
+	uint32_t at = 0;
+
+	n->compared++;
+	while (at < kn && at < un && kip[at] == uip[at])
+		at++;
+	if (at == kn && at == un)
+		return;
+	if (at == kn)
+		n->walk_shorter++;
+	else if (at == un)
+		n->copy_shorter++;
+	if (!n->differed++) {
+		n->first_kn = kn;
+		n->first_un = un;
+		n->first_at = at;
+		n->first_kip = at < kn ? kip[at] : 0;
+		n->first_uip = at < un ? uip[at] : 0;
+	}
 }
 
 static void loader_wait(struct ktables *k, uint64_t ns)

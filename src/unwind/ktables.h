@@ -56,6 +56,11 @@ struct ktables_counts {
 	uint64_t load_ns;	/* time spent building and loading */
 	uint64_t rows_max;	/* the pool */
 	uint64_t compared, differed;	/* --unwind-in verify: walked stacks against their copies */
+	uint64_t walk_shorter;	/* ... differed: the walk is a prefix of the copy's frames */
+	uint64_t copy_shorter;	/* ... the copy's frames are a prefix of the walk */
+	/* The first that differed, for the summary: frames, where they part, the two there. */
+	uint32_t first_kn, first_un, first_at;
+	uint64_t first_kip, first_uip;
 };
 
 struct ktables;
