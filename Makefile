@@ -77,7 +77,7 @@ BPF_TP_OBJ := $(BPFB)/offcpu_tp.bpf.o
 BPF_KSYM_OBJ := $(BPFB)/offcpu_ksym.bpf.o
 BTF_ARCHIVE := build/gen/$(TARGET)/btf_archive.bin
 
-.PHONY: FORCE workloads host-workloads all help setup toolchain host asan all-targets test unit fuzz bench btf \
+.PHONY: FORCE workloads host-workloads all help setup toolchain host asan all-targets test unit fuzz bench bench-perf btf \
 	qemu-test demo stress mutants clean distclean kernels install
 
 all: $(B)/offcpu
@@ -95,6 +95,7 @@ help:
 	@echo "make install [PREFIX=/usr/local] [DESTDIR=]  the binary of TARGET and the man pages (docs/*.1)"
 	@echo "make kernels            move qemu-tests/kernels.tsv to the registry's kernels now, then make btf"
 	@echo "make bench              overhead benchmarks (prints a table)"
+	@echo "make bench-perf         the perf backend beside perf record -e sched:sched_switch"
 	@echo "make fuzz               run each fuzz harness for 60 s (FUZZ_SECONDS)"
 	@echo "make stress             fork storm and overload for 60 s each"
 	@echo "make mutants            break-it cases: each small bug must turn its tests red"
@@ -375,6 +376,10 @@ kernels:
 
 bench: all $(HOSTTC)/.done
 	bench/run.sh
+
+# Needs no BPF peer: Debian's perf against offcpu --backend perf.
+bench-perf: all
+	bench/perf_backend.sh
 
 fuzz: $(HOSTTC)/.done $(HOSTSYMTC)/.done $(HOSTPBTC)/.done
 	tests/fuzz/run.sh

@@ -187,6 +187,16 @@ def sleeper_samples(data, workload):
     return mine, calls
 
 
+def cmd_sleeper(a):
+    """`sleeper DATA WORKLOAD`: "SAMPLES CALLS GAP_MS" of bl-sleep in
+    blocker_nanosleep (sleeper_samples), the shortest gap between two of
+    its samples' times (0: two at one time, or fewer than two)."""
+    mine, calls = sleeper_samples(a.file, a.workload)
+    times = sorted(x['time'] for x in mine)
+    gaps = [b - c for c, b in zip(times, times[1:])]
+    print(len(mine), calls, f'{min(gaps or [0]) * 1e3:.3f}')
+
+
 def expected(a, fn, ns, count, pre, facts):
     """What a recording with --state/--min-block/--max-block must hold of
     FN (its truth NS in COUNT calls, PRE preempted): 'all' (its truth),
@@ -812,6 +822,10 @@ def main():
     d.add_argument('--unnamed-start', action='store_true',
                    help='libc without its local symbols: see ends_in_unnamed_libc')
     d.set_defaults(fn=cmd_distro)
+    sl = sub.add_parser('sleeper')
+    sl.add_argument('file')
+    sl.add_argument('workload')
+    sl.set_defaults(fn=cmd_sleeper)
     sub.add_parser('selftest').set_defaults(fn=cmd_selftest)
     a = ap.parse_args()
     a.fn(a)
