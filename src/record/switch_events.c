@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The perf backend: sched_switch perf events, paired per thread in user space. */
+/*
+ * The perf backend: sched_switch perf events (or the context-switch software
+ * event), paired per thread in user space.
+ */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -23,6 +26,12 @@
 #define REPORT_IDLE	0x80	/* TASK_IDLE: a D that is not load, counted as D */
 #define REPORT_MASK	0xff	/* above: a preempted task (runnable) */
 
+/* The software event's blocks: S or D, which is not known (the probe refuses --state). */
+#define STATE_UNKNOWN	(OFFCPU_TASK_INTERRUPTIBLE | OFFCPU_TASK_UNINTERRUPTIBLE)
+
+#ifndef PERF_RECORD_MISC_SWITCH_OUT_PREEMPT
+#define PERF_RECORD_MISC_SWITCH_OUT_PREEMPT	(1 << 14)	/* 4.17 */
+#endif
 
 /*
  * Per-CPU rings: what a CPU's switches fill between two reads (100 ms, a
@@ -36,9 +45,9 @@
 #define RING_MEM_SHARE		32
 
 /* Private record types of the pairing queue (never written to a file). */
-enum { REC_SWITCH = 0x7f00, REC_IN };
+enum { REC_SWITCH = 0x7f00, REC_IN, REC_EXIT };
 
-/* A sched_switch sample, as the pairing needs it (its stacks already named). */
+/* A switch-out sample, as the pairing needs it (its stacks already named). */
 struct switch_rec {
 	struct perf_event_header h;	/* REC_SWITCH */
 	uint32_t cpu, pid, tid;		/* prev: the task that switched out */
@@ -52,6 +61,25 @@ struct switch_rec {
 struct in_rec {
 	struct perf_event_header h;	/* REC_IN */
 	uint32_t cpu, tid;
+};
+
+/* The software event: a thread's PERF_RECORD_EXIT (its last switch-out is no block). */
+struct exit_rec {
+	struct perf_event_header h;	/* REC_EXIT */
+	uint32_t tid, pad;
+};
+
+/*
+ * The software event: a CPU's last sample, held until the switch-out record
+ * after it says whether prev blocked; with a copy of the sample (its stack
+ * copy) when the block would be wanted, for its stacks.
+ */
+struct held {
+	struct switch_rec r;
+	uint64_t time;
+	bool full, wanted;
+	void *copy;
+	size_t cap;
 };
 
 /* PERF_RECORD_SWITCH_CPU_WIDE with the sample_id trailer of TID, TIME and CPU. */
@@ -80,7 +108,10 @@ struct sum {
 struct switch_events {
 	const struct offcpu_opts *o;
 	const struct plan *pl;
-	const struct tracefs_sched *tp;
+	const struct tracefs_sched *tp;	/* NULL: the context-switch software event */
+	bool swevent;
+	struct held *held;		/* swevent: per CPU */
+	struct u32_set exited;		/* swevent: threads whose EXIT was paired, last switch to come */
 	struct stacks *stacks;
 	struct switch_sink sink;
 	int ncpus;
@@ -206,6 +237,19 @@ static struct open_block *new_block(struct switch_events *sw, uint32_t tid)
 	return b;
 }
 
+/*
+ * The software event: whether R is the last switch-out of a thread that
+ * exited (do_task_dead: no preemption, so a block to the event, one that
+ * would never end).  Its EXIT record came first: do_exit reports it before.
+ */
+static bool last_switch(struct switch_events *sw, const struct switch_rec *r)
+{
+	if (!sw->swevent || !r->state || !u32_set_has(&sw->exited, r->tid))
+		return false;
+	u32_map_del(&sw->exited.m, r->tid);
+	return true;
+}
+
 static void switch_out(struct switch_events *sw, const struct switch_rec *r, uint64_t now)
 {
 	uint64_t last = sw->last_switch[r->cpu];
@@ -213,7 +257,7 @@ static void switch_out(struct switch_events *sw, const struct switch_rec *r, uin
 
 	if (b)
 		end_unseen(sw, r->tid, b, last, now, r->cpu);
-	if (!r->starts)
+	if (last_switch(sw, r) || !r->starts)
 		return;
 	b = new_block(sw, r->tid);
 	if (!b) {
@@ -231,9 +275,15 @@ static void pair(void *ctx, const struct perf_event_header *h, uint64_t time)
 	struct switch_events *sw = ctx;
 	const struct switch_rec *r = (const void *)h;
 	const struct in_rec *in = (const void *)h;
+	const struct exit_rec *ex = (const void *)h;
 
 	if (h->type == REC_IN) {
 		switch_in(sw, in->tid, time, in->cpu);
+		return;
+	}
+	if (h->type == REC_EXIT) {
+		if (u32_set_add(&sw->exited, ex->tid))
+			count(sw, DROP_STORAGE);
 		return;
 	}
 	switch_out(sw, r, time);
@@ -246,7 +296,7 @@ static void no_round(void *ctx)
 	(void)ctx;
 }
 
-/* ---- reading the rings ---- */
+/* ---- reading samples ---- */
 
 /* The user registers of sample S (pc, sp, fp, lr), 0 where the board has none. */
 static void sample_uregs(const struct switch_events *sw, const struct pd_sample *s,
@@ -386,40 +436,151 @@ static bool block_wanted(struct switch_events *sw, const struct pd_sample *s, ui
 	return sw->sink.follows(sw->sink.ctx, s->pid);
 }
 
-/* A sched_switch sample: its pairing record, its stacks named now (the copy goes with the ring). */
-static void read_sample(struct switch_events *sw, const struct perf_event_header *h)
+/* R's stacks from its sample S, when R starts a block (the copy goes with the ring). */
+static void name_stacks(struct switch_events *sw, const struct pd_sample *s, struct switch_rec *r)
 {
-	struct switch_rec r = { .h = { REC_SWITCH, 0, sizeof(r) } };
-	struct pd_sample s;
-
-	if (pd_parse_sample_attr(&sw->attr, false, h, &s) || !s.raw || s.cpu >= (uint32_t)sw->ncpus)
+	r->ustack = r->kstack = -1;
+	if (!r->starts)
 		return;
-	r.cpu = s.cpu;
-	r.pid = s.pid;
-	r.tid = s.tid;
-	r.next_tid = (uint32_t)raw_field(&s, &sw->tp->switch_next_pid);
-	r.state = block_state(&s, &sw->tp->switch_prev_state);
-	r.starts = block_wanted(sw, &s, r.state);
-	r.ustack = r.kstack = -1;
-	if (r.starts) {
-		/* A process forked or exec'ed since the last read: its maps first. */
-		if (sw->pl->dwarf)
-			refresh_for(sw, &s);
-		r.ustack = user_stack(sw, &s);
-		r.kstack = kernel_stack(sw, &s);
-	}
-	if (ordered_queue(&sw->q, &r.h, s.time))
+	/* A process forked or exec'ed since the last read: its maps first. */
+	if (sw->pl->dwarf)
+		refresh_for(sw, s);
+	r->ustack = user_stack(sw, s);
+	r->kstack = kernel_stack(sw, s);
+}
+
+static void queue_switch(struct switch_events *sw, const struct switch_rec *r, uint64_t time)
+{
+	if (ordered_queue(&sw->q, &r->h, time))
 		sw->err = -1;
 }
 
+/* A sched_switch sample: its pairing record, its stacks named now. */
+static void read_tracepoint(struct switch_events *sw, const struct pd_sample *s)
+{
+	struct switch_rec r = { .h = { REC_SWITCH, 0, sizeof(r) } };
+
+	if (!s->raw)
+		return;
+	r.cpu = s->cpu;
+	r.pid = s->pid;
+	r.tid = s->tid;
+	r.next_tid = (uint32_t)raw_field(s, &sw->tp->switch_next_pid);
+	r.state = block_state(s, &sw->tp->switch_prev_state);
+	r.starts = block_wanted(sw, s, r.state);
+	name_stacks(sw, s, &r);
+	queue_switch(sw, &r, s->time);
+}
+
+/* ---- the context-switch software event: prev's state from the switch-out record ---- */
+
+/* A copy of sample H in HD, for its stacks once its switch-out record comes; -1: no memory. */
+static int hold_copy(struct held *hd, const struct perf_event_header *h)
+{
+	void *p;
+
+	if (hd->cap < h->size) {
+		p = realloc(hd->copy, h->size);
+		if (!p)
+			return -1;
+		hd->copy = p;
+		hd->cap = h->size;
+	}
+	memcpy(hd->copy, h, h->size);
+	return 0;
+}
+
+/*
+ * HD's sample settled by the switch-out record W that followed it on its
+ * CPU (NULL, or another thread's: its own was lost, the state is not known
+ * and no block starts).  Not a preemption: a block, S or D unknown.
+ */
+static void settle(struct switch_events *sw, struct held *hd, const struct switch_cpu_wide *w)
+{
+	struct pd_sample s;
+
+	if (!hd->full)
+		return;
+	hd->full = false;
+	if (w && w->tid == hd->r.tid) {
+		hd->r.next_tid = w->next_prev_tid;
+		if (!(w->header.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT))
+			hd->r.state = STATE_UNKNOWN;
+	}
+	hd->r.starts = hd->wanted && hd->r.state;
+	if (hd->r.starts && pd_parse_sample_attr(&sw->attr, false, hd->copy, &s))
+		hd->r.starts = 0;
+	if (hd->r.starts)
+		name_stacks(sw, &s, &hd->r);
+	queue_switch(sw, &hd->r, hd->time);
+}
+
+/*
+ * A software event sample: counted in perf_event_task_sched_out(prev, next)
+ * while current is prev (probe_swevent), so its tid and stacks are prev's;
+ * held until the switch-out record that perf writes right after it.
+ * Whether a block would be wanted (the filters) is asked now, its stacks
+ * are named only for a block: a preemption costs no unwinding.
+ */
+static void hold_sample(struct switch_events *sw, const struct perf_event_header *h,
+			const struct pd_sample *s)
+{
+	struct held *hd = &sw->held[s->cpu];
+
+	settle(sw, hd, NULL);
+	hd->r = (struct switch_rec){
+		.h = { REC_SWITCH, 0, sizeof(hd->r) }, .cpu = s->cpu, .pid = s->pid, .tid = s->tid,
+		.ustack = -1, .kstack = -1,
+	};
+	hd->time = s->time;
+	hd->full = true;
+	hd->wanted = block_wanted(sw, s, STATE_UNKNOWN);
+	if (hd->wanted && hold_copy(hd, h)) {
+		hd->wanted = false;
+		count(sw, DROP_STORAGE);
+	}
+}
+
+/* A thread exits: the software event's last switch-out of it is not a block (last_switch). */
+static void read_exit(struct switch_events *sw, const struct perf_event_header *h)
+{
+	const struct perf_record_fork *f = (const void *)h;
+	struct exit_rec ex = { .h = { REC_EXIT, 0, sizeof(ex) } };
+
+	if (h->size < sizeof(*f))
+		return;
+	ex.tid = f->tid;
+	if (ordered_queue(&sw->q, &ex.h, f->time))
+		sw->err = -1;
+}
+
+/* ---- reading the rings ---- */
+
+static void read_sample(struct switch_events *sw, const struct perf_event_header *h)
+{
+	struct pd_sample s;
+
+	if (pd_parse_sample_attr(&sw->attr, false, h, &s) || s.cpu >= (uint32_t)sw->ncpus)
+		return;
+	if (sw->swevent)
+		hold_sample(sw, h, &s);
+	else
+		read_tracepoint(sw, &s);
+}
+
+/* A switch-in, or the software event's switch-out record (its state). */
 static void read_switch(struct switch_events *sw, const struct perf_event_header *h)
 {
 	const struct switch_cpu_wide *w = (const void *)h;
 	struct in_rec in = { .h = { REC_IN, 0, sizeof(in) } };
 
-	if (h->size < sizeof(*w) || (h->misc & PERF_RECORD_MISC_SWITCH_OUT) ||
-	    w->cpu >= (uint32_t)sw->ncpus)
+	if (h->size < sizeof(*w) || w->cpu >= (uint32_t)sw->ncpus)
 		return;
+	if (h->misc & PERF_RECORD_MISC_SWITCH_OUT) {
+		if (sw->swevent)
+			settle(sw, &sw->held[w->cpu], w);
+		return;
+	}
 	in.cpu = w->cpu;
 	in.tid = w->tid;
 	if (ordered_queue(&sw->q, &in.h, w->time))
@@ -434,6 +595,8 @@ static void on_record(void *ctx, const struct perf_event_header *h)
 		read_sample(sw, h);
 	else if (h->type == PERF_RECORD_SWITCH_CPU_WIDE)
 		read_switch(sw, h);
+	else if (h->type == PERF_RECORD_EXIT && sw->swevent)
+		read_exit(sw, h);
 }
 
 int switch_events_read(struct switch_events *sw, uint64_t upto)
@@ -444,6 +607,9 @@ int switch_events_read(struct switch_events *sw, uint64_t upto)
 		if (sw->rings[cpu])
 			sw->counters[STAT_PERF_LOST] += perf_ring_read(sw->rings[cpu], sw->scratch,
 								       on_record, sw);
+	/* The last read: a sample still held lost its switch-out record. */
+	for (int cpu = 0; sw->held && upto == UINT64_MAX && cpu < sw->ncpus; cpu++)
+		settle(sw, &sw->held[cpu], NULL);
 	ordered_flush(&sw->q, upto, &sink);
 	return sw->err;
 }
@@ -523,11 +689,19 @@ static void switch_attr(struct perf_event_attr *a, const struct switch_events *s
 
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
-	a->type = PERF_TYPE_TRACEPOINT;
-	a->config = sw->tp->switch_id;
 	a->sample_period = 1;
-	a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW |
+	a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 			 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER;
+	if (sw->swevent) {
+		/* No raw record: the state comes from the switch-out record, exits from EXIT. */
+		a->type = PERF_TYPE_SOFTWARE;
+		a->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+		a->task = 1;
+	} else {
+		a->type = PERF_TYPE_TRACEPOINT;
+		a->config = sw->tp->switch_id;
+		a->sample_type |= PERF_SAMPLE_RAW;
+	}
 	a->sample_id_all = 1;
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
@@ -590,8 +764,8 @@ static int open_cpu(struct switch_events *sw, int cpu)
 		/* A CPU offline (possible, not present) has no events. */
 		if (errno == ENODEV || errno == ENOENT)
 			return 0;
-		fprintf(stderr, "offcpu: cannot open the sched_switch perf event on CPU %d: %s\n",
-			cpu, strerror(errno));
+		fprintf(stderr, "offcpu: cannot open the %s perf event on CPU %d: %s\n",
+			sw->swevent ? "context-switches" : "sched_switch", cpu, strerror(errno));
 		return -1;
 	}
 	sw->fds[cpu] = fd;
@@ -601,6 +775,8 @@ static int open_cpu(struct switch_events *sw, int cpu)
 
 static int alloc_all(struct switch_events *sw)
 {
+	if (sw->swevent && !(sw->held = calloc(sw->ncpus, sizeof(*sw->held))))
+		return -1;
 	sw->fds = calloc(sw->ncpus, sizeof(int));
 	for (int i = 0; sw->fds && i < sw->ncpus; i++)
 		sw->fds[i] = -1;
@@ -619,7 +795,11 @@ struct switch_events *switch_events_open(const struct offcpu_opts *o, const stru
 	size_t page = sysconf(_SC_PAGESIZE), pages;
 	const char *why;
 
-	if (!sw || (sw->ncpus = ncpus, alloc_all(sw))) {
+	if (sw) {
+		sw->ncpus = ncpus;
+		sw->swevent = !tp;
+	}
+	if (!sw || alloc_all(sw)) {
 		fprintf(stderr, "offcpu: out of memory\n");
 		switch_events_free(sw);
 		return NULL;
@@ -654,6 +834,10 @@ void switch_events_free(struct switch_events *sw)
 	ordered_free(&sw->q);
 	switch_events_drain(sw, NULL, NULL);
 	u32_map_free(&sw->open, free);
+	u32_set_free(&sw->exited);
+	for (int cpu = 0; sw->held && cpu < sw->ncpus; cpu++)
+		free(sw->held[cpu].copy);
+	free(sw->held);
 	while ((b = sw->free_blocks)) {
 		sw->free_blocks = b->next_free;
 		free(b);

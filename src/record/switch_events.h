@@ -11,6 +11,13 @@
  * program's rules (bpf/offcpu_common.bpf.h, offcpu_tp.bpf.c): a block of
  * --off-cpu-thresh or more becomes one event at once, shorter ones are summed
  * per (thread, stacks, state) until the collector drains the sums.
+ *
+ * Where tracefs has no sched_switch, the context-switch software event
+ * (PERF_COUNT_SW_CONTEXT_SWITCHES) takes its place: the same sample in the
+ * same context (prev's), without the raw record.  The switch-out record perf
+ * writes right after it tells a preemption from a block (4.17+), not S from
+ * D: its blocks have both states (--state is refused), and a thread's last
+ * switch-out, after its PERF_RECORD_EXIT, is not one.
  */
 #ifndef OFFCPU_SWITCH_EVENTS_H
 #define OFFCPU_SWITCH_EVENTS_H
@@ -39,8 +46,9 @@ struct switch_sink {
 };
 
 /*
- * Opens sched_switch (TP's id and layout) on the NCPUS CPUs, enabled; user
- * stacks unwound by STACKS (with PL->dwarf).  NULL after one line on stderr.
+ * Opens sched_switch (TP's id and layout; NULL: the context-switch software
+ * event) on the NCPUS CPUs, enabled; user stacks unwound by STACKS (with
+ * PL->dwarf).  NULL after one line on stderr.
  */
 struct switch_events *switch_events_open(const struct offcpu_opts *o, const struct plan *pl,
 					 const struct tracefs_sched *tp, struct stacks *stacks,
