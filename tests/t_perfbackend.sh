@@ -35,14 +35,14 @@ rec() {
 # function, with the kernel frames where the threads sleep; perf report
 # reads the file without a warning.
 "$OFFCPU" probe --backend perf >"$WORK/probe.out" 2>&1
-grep -q '^backend: perf (--backend perf)$' "$WORK/probe.out" && grep -q '^load: nothing' "$WORK/probe.out" &&
+grep -q '^backend: perf (--backend perf; sched_switch tracepoint)$' "$WORK/probe.out" && grep -q '^load: nothing' "$WORK/probe.out" &&
 	pass "$T-probe-forced" || fail "$T-probe-forced" "$(head -c 300 "$WORK/probe.out" | tr '\n' ' ')"
 if rec cmd -v; then
 	check "$T-dwarf-truth" $CHECK compare "$WORK/cmd.data" "$WORK/cmd.out" \
 		--kernel-func do_nanosleep --kernel-func vfs_read
 	explain "$WORK/cmd.err"
 	check "$T-perf-report-clean" $CHECK report "$WORK/cmd.data"
-	grep -q '^backend: perf (--backend perf)' "$WORK/cmd.err" &&
+	grep -q '^backend: perf (--backend perf; sched_switch tracepoint)' "$WORK/cmd.err" &&
 		grep -q '^perf backend rings: [0-9]* CPUs x [0-9]* KiB' "$WORK/cmd.err" &&
 		pass "$T-verbose-says" || fail "$T-verbose-says" "$(grep -m3 'backend' "$WORK/cmd.err" | tr '\n' ' ')"
 fi

@@ -672,13 +672,17 @@ static void sw_refresh(void *ctx)
 	read_all(ctx);
 }
 
-/* The perf backend's switch events, opened before the task records are synthesized. */
+/*
+ * The perf backend's switch events (sched_switch, or the context-switch
+ * software event where tracefs has none), opened before the task records
+ * are synthesized.
+ */
 static int open_switches(struct collector *c)
 {
 	const struct switch_sink sink = { sw_block, sw_follows, sw_refresh, c };
 
-	c->sw = switch_events_open(c->o, c->ld->plan, &c->ld->tp, c->stacks,
-				   libbpf_num_possible_cpus(), &sink);
+	c->sw = switch_events_open(c->o, c->ld->plan, c->ld->swevent ? NULL : &c->ld->tp,
+				   c->stacks, libbpf_num_possible_cpus(), &sink);
 	return c->sw ? 0 : -1;
 }
 

@@ -483,6 +483,23 @@ int loader_load(struct loader *l, const struct offcpu_opts *o, const struct targ
 	return 0;
 }
 
+/*
+ * The context-switch software event tells a block from a preemption, not S
+ * from D: every block is recorded, its state unknown, so a --state that
+ * keeps one of them cannot be honoured.
+ */
+static int check_state(const struct offcpu_opts *o, const struct probe *p)
+{
+	uint32_t both = OFFCPU_TASK_INTERRUPTIBLE | OFFCPU_TASK_UNINTERRUPTIBLE;
+
+	if (!p->swevent || o->state_mask == both)
+		return 0;
+	fprintf(stderr, "offcpu: --state %s needs the sleep state, which the context-switch "
+		"software event does not give (tracefs has no sched_switch: %s)\n",
+		o->state_mask & OFFCPU_TASK_INTERRUPTIBLE ? "S" : "D", p->swevent_why);
+	return -1;
+}
+
 int loader_none(struct loader *l, const struct offcpu_opts *o, const struct probe *p,
 		const struct plan *pl)
 {
@@ -492,8 +509,11 @@ int loader_none(struct loader *l, const struct offcpu_opts *o, const struct prob
 			p->backend_why);
 		return -1;
 	}
+	if (check_state(o, p))
+		return -1;
 	l->plan = pl;
 	l->perf_backend = true;
+	l->swevent = p->swevent;
 	l->tp = p->tp;
 	l->events_fd = l->sums_fd = l->stacks_fd = l->kstacks_fd = l->counters_fd = -1;
 	l->pid_filter_fd = l->ustack_spill_fd = l->kstack_spill_fd = l->wsums_fd = -1;

@@ -65,6 +65,7 @@ struct loader {
 	int kwalk;		/* the walker loaded (plan.h's KWALK_*) */
 	uint64_t memlock;	/* bytes locked by our maps (fdinfo) */
 	bool perf_backend;	/* no object: perf events record (src/record/switch_events.c) */
+	bool swevent;		/* ... with the context-switch software event, tp unused */
 };
 
 /* Returns 0, or -1 after one line on stderr naming what failed. */
@@ -83,7 +84,8 @@ int loader_attach(struct loader *l);
 
 /*
  * The perf backend's session: no BPF object, every fd -1, the probe's
- * sched_switch layout in tp.  Refuses (-1, one line) what needs BPF: --wakers.
+ * sched_switch layout in tp.  Refuses (-1, one line) what needs BPF
+ * (--wakers) and, with the software event, what needs the sleep state (--state).
  */
 int loader_none(struct loader *l, const struct offcpu_opts *o, const struct probe *p,
 		const struct plan *pl);

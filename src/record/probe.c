@@ -651,10 +651,38 @@ static int probe_bpf(struct probe *p, const char *btf_file, const char *variant)
 }
 
 /*
+ * No sched_switch in tracefs (a kernel without event tracing, a tracefs that
+ * cannot be mounted here): switch-outs from the context-switch software
+ * event instead.  It is counted in perf_event_task_sched_out(prev, next),
+ * called by prepare_task_switch() before switch_to(), so current is still
+ * prev: the sample's tid, kernel callchain (from the scheduler, caller
+ * registers), user registers and stack copy are those of the thread that
+ * switches out, as sched_switch's.  It carries no prev_state: the
+ * PERF_RECORD_SWITCH_CPU_WIDE switch-out written right after it tells a
+ * preemption (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT, Linux 4.17) from a block,
+ * no more.  Before 4.17 every preemption would count as a block: refused.
+ * TRACEFS: why tracefs could not serve; FORCED, WHY as probe_perf's.
+ */
+static int probe_swevent(struct probe *p, const char *tracefs, bool forced, const char *why)
+{
+	if (p->kver < KVER(4, 17, 0)) {
+		fprintf(stderr, "offcpu: %s%sthe perf backend needs sched:sched_switch from tracefs "
+			"(%s) or, for the context-switch software event, Linux 4.17 or later "
+			"(its preemption flag)\n", forced ? "" : why, forced ? "" : "; ", tracefs);
+		return -1;
+	}
+	memset(&p->tp, 0, sizeof(p->tp));
+	p->swevent = true;
+	snprintf(p->swevent_why, sizeof(p->swevent_why), "%s", tracefs);
+	return 0;
+}
+
+/*
  * The perf backend (src/record/switch_events.c): sched:sched_switch as a
- * perf event, its id and record layout from tracefs.  4.14 is the oldest
- * kernel whose prev_state is reported as it reads now (a preempted task
- * above 0xff, TASK_IDLE as 0x80; __trace_sched_switch_state's rework);
+ * perf event, its id and record layout from tracefs, else the context-switch
+ * software event (probe_swevent).  4.14 is the oldest kernel whose
+ * prev_state is reported as it reads now (a preempted task above 0xff,
+ * TASK_IDLE as 0x80; __trace_sched_switch_state's rework);
  * PERF_RECORD_SWITCH_CPU_WIDE (4.3) and CLOCK_MONOTONIC samples (4.1) are
  * older.  WHY: why BPF is not used.
  */
@@ -666,18 +694,15 @@ static int probe_perf(struct probe *p, const char *why)
 	memset(&p->tp, 0, sizeof(p->tp));
 	p->btf = BTF_NONE;
 	p->perf_backend = true;
+	p->swevent = false;
 	snprintf(p->backend_why, sizeof(p->backend_why), "%s", why);
 	if (p->kver < KVER(4, 14, 0)) {
 		fprintf(stderr, "offcpu: kernel %s is too old: the perf backend needs Linux 4.14 "
 			"or later (sched_switch's prev_state as it reports it now)\n", p->release);
 		return -1;
 	}
-	if (tracefs_sched_read(&p->tp, err, sizeof(err))) {
-		/* A fallback that fails too: both reasons, in one line. */
-		fprintf(stderr, "offcpu: %s%sthe perf backend needs sched:sched_switch from tracefs: %s\n",
-			forced ? "" : why, forced ? "" : "; ", err);
+	if (tracefs_sched_read(&p->tp, err, sizeof(err)) && probe_swevent(p, err, forced, why))
 		return -1;
-	}
 	snprintf(p->why, sizeof(p->why), "perf backend: %s", why);
 	return 0;
 }
@@ -764,16 +789,32 @@ static void print_classic(const struct probe *p, FILE *out)
 	fprintf(out, "kernel threads: PF_KTHREAD in /proc at start, then the children of kthreadd (pid 2)\n");
 }
 
+/* The perf backend's switch-outs from the context-switch software event: what it cannot tell. */
+static void print_swevent(FILE *out)
+{
+	fprintf(out, "attach: perf event context-switches (software) per CPU, with "
+		"PERF_RECORD_SWITCH_CPU_WIDE for switch-ins and preemptions, and "
+		"PERF_RECORD_EXIT\n");
+	fprintf(out, "state: not known: a switch-out that is not a preemption is a block, "
+		"S or D unknown (--state refused)\n");
+	fprintf(out, "kernel stacks: from schedule (the event's caller registers), "
+		"not __schedule\n");
+}
+
 /* The perf backend: what it opens, what it reads, what it cannot do. */
 static void print_perf(const struct probe *p, FILE *out)
 {
 	const struct tracefs_sched *t = &p->tp;
 
-	fprintf(out, "attach: perf event sched:sched_switch (id %u) per CPU, with "
-		"PERF_RECORD_SWITCH_CPU_WIDE for switch-ins\n", t->switch_id);
-	fprintf(out, "record layout: %s: sched_switch prev_state +%u (%u bytes), next_pid +%u\n",
-		t->dir, t->switch_prev_state.offset, t->switch_prev_state.size,
-		t->switch_next_pid.offset);
+	if (p->swevent) {
+		print_swevent(out);
+	} else {
+		fprintf(out, "attach: perf event sched:sched_switch (id %u) per CPU, with "
+			"PERF_RECORD_SWITCH_CPU_WIDE for switch-ins\n", t->switch_id);
+		fprintf(out, "record layout: %s: sched_switch prev_state +%u (%u bytes), "
+			"next_pid +%u\n", t->dir, t->switch_prev_state.offset,
+			t->switch_prev_state.size, t->switch_next_pid.offset);
+	}
 	fprintf(out, "stacks: kernel and user callchains of the sample (frame pointers), or "
 		"user registers and stack copies unwound here with CFI (dwarf)\n");
 	fprintf(out, "pairing: switch-out and switch-in in time order in user space\n");
@@ -781,6 +822,21 @@ static void print_perf(const struct probe *p, FILE *out)
 	fprintf(out, "still blocked at the end: the threads whose switch-in was not seen\n");
 	fprintf(out, "wakers: no (--wakers needs the BPF backend)\n");
 	fprintf(out, "why: %s\n", p->why);
+}
+
+/*
+ * "backend: bpf (WHY)", "backend: perf (WHY; SOURCE)": what records the
+ * switch-outs, the tracepoint or, without it, the software event and why.
+ */
+static void print_backend(const struct probe *p, FILE *out)
+{
+	if (!p->perf_backend)
+		fprintf(out, "backend: bpf (%s)\n", p->backend_why);
+	else if (!p->swevent)
+		fprintf(out, "backend: perf (%s; sched_switch tracepoint)\n", p->backend_why);
+	else
+		fprintf(out, "backend: perf (%s; context-switch software event: tracefs has no "
+			"sched_switch: %s)\n", p->backend_why, p->swevent_why);
 }
 
 void probe_print(const struct probe *p, FILE *out)
@@ -792,7 +848,7 @@ void probe_print(const struct probe *p, FILE *out)
 
 	fprintf(out, "kernel: %s\n", p->release);
 	fprintf(out, "arch: %s\n", p->machine);
-	fprintf(out, "backend: %s (%s)\n", p->perf_backend ? "perf" : "bpf", p->backend_why);
+	print_backend(p, out);
 	if (p->perf_backend) {
 		print_perf(p, out);
 		return;

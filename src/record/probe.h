@@ -56,6 +56,12 @@ struct probe {
 	/* No BPF: perf events alone (src/record/switch_events.c), tp holds sched_switch's layout. */
 	bool perf_backend;
 	char backend_why[256];	/* why this backend (-v, offcpu probe) */
+	/*
+	 * The perf backend without sched_switch in tracefs: the context-switch
+	 * software event (4.17+), which gives no sleep state; why (tracefs's answer).
+	 */
+	bool swevent;
+	char swevent_why[160];
 };
 
 /*
