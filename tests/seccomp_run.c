@@ -1,19 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * seccomp_run nobpf|notp|nolink CMD [ARG...]: run CMD as if on a kernel without
- * the bpf() system call (nobpf: bpf() fails with ENOSYS) or without the
+ * seccomp_run nobpf|notp|nolink[,nomount]|nomount CMD [ARG...]: run CMD as
+ * if on a kernel without the bpf() system call (nobpf: bpf() fails with ENOSYS) or without the
  * sched_switch tracepoint (notp: attaching a tracepoint, BPF_RAW_TRACEPOINT_OPEN
  * or BPF_LINK_CREATE, fails with ENOENT as the kernel does for an unknown
  * name), or one that refuses the programs' attach after the probe's own
  * (nolink: BPF_LINK_CREATE fails with EPERM, as a security module's refusal;
- * the probe's BPF_RAW_TRACEPOINT_OPEN passes).  A seccomp filter makes the
- * simulation real for everything CMD does.
+ * the probe's BPF_RAW_TRACEPOINT_OPEN passes).  nomount, alone or after a
+ * comma: mount() fails with EPERM, so that CMD cannot mount a tracefs where
+ * the caller hid it (a kernel without event tracing).  A seccomp filter makes
+ * the simulation real for everything CMD does.
  */
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/bpf.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,20 +48,43 @@
 			     (sizeof(((struct seccomp_data *)0)->field) == 8 ? LO : 0))
 #define RET(v) BPF_STMT(BPF_RET | BPF_K, (v))
 
-/* The filters' start: calls of another ABI and every call but bpf() pass. */
-#define PASS_ALL_BUT_BPF							\
-	LD(arch),								\
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0),			\
-	RET(SECCOMP_RET_ALLOW),							\
-	LD(nr),									\
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bpf, 1, 0),			\
+/* Every call of another ABI passes; the number of this one's is loaded. */
+#define HEAD								\
+	LD(arch),							\
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0),		\
+	RET(SECCOMP_RET_ALLOW),						\
+	LD(nr)
+
+/* nomount: mount() fails with EPERM, as without CAP_SYS_ADMIN. */
+#define NO_MOUNT							\
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mount, 0, 1),		\
+	RET(SECCOMP_RET_ERRNO | EPERM)
+
+/* Every call but bpf() passes; bpf(cmd, ...): cmd is args[0]. */
+#define BPF_ONLY							\
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bpf, 1, 0),		\
 	RET(SECCOMP_RET_ALLOW)
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Appends the N instructions F to PROG (room for 64). */
+static void append(struct sock_fprog *prog, const struct sock_filter *f, size_t n)
+{
+	memcpy(prog->filter + prog->len, f, n * sizeof(*f));
+	prog->len += n;
+}
+
+/* Whether the LEN bytes at MODE are NAME. */
+static bool is(const char *mode, size_t len, const char *name)
+{
+	return strlen(name) == len && !strncmp(mode, name, len);
+}
 
 int main(int argc, char **argv)
 {
-	/* bpf(cmd, ...): cmd is args[0]. */
+	struct sock_filter head[] = { HEAD }, no_mount[] = { NO_MOUNT };
 	struct sock_filter notp[] = {
-		PASS_ALL_BUT_BPF,
+		BPF_ONLY,
 		LD(args[0]),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, BPF_RAW_TRACEPOINT_OPEN, 2, 0),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, BPF_LINK_CREATE, 1, 0),
@@ -66,29 +92,41 @@ int main(int argc, char **argv)
 		RET(SECCOMP_RET_ERRNO | ENOENT),
 	};
 	struct sock_filter nolink[] = {
-		PASS_ALL_BUT_BPF,
+		BPF_ONLY,
 		LD(args[0]),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, BPF_LINK_CREATE, 1, 0),
 		RET(SECCOMP_RET_ALLOW),
 		RET(SECCOMP_RET_ERRNO | EPERM),
 	};
 	struct sock_filter nobpf[] = {
-		PASS_ALL_BUT_BPF,
+		BPF_ONLY,
 		RET(SECCOMP_RET_ERRNO | ENOSYS),
 	};
-	struct sock_fprog prog;
+	struct sock_filter allow[] = { RET(SECCOMP_RET_ALLOW) };
+	struct sock_filter insns[64];
+	struct sock_fprog prog = { 0, insns };
+	const char *mode = argc > 2 ? argv[1] : "";
+	size_t len = strcspn(mode, ",");
+	bool plus_mount = !strcmp(mode + len, ",nomount");
+	bool ok = !mode[len] || plus_mount;
 
-	if (argc < 3 || (strcmp(argv[1], "nobpf") && strcmp(argv[1], "notp") &&
-			 strcmp(argv[1], "nolink"))) {
-		fprintf(stderr, "usage: seccomp_run nobpf|notp|nolink CMD [ARG...]\n");
+	append(&prog, head, N(head));
+	if (plus_mount || is(mode, len, "nomount"))
+		append(&prog, no_mount, N(no_mount));
+	if (is(mode, len, "nobpf"))
+		append(&prog, nobpf, N(nobpf));
+	else if (is(mode, len, "notp"))
+		append(&prog, notp, N(notp));
+	else if (is(mode, len, "nolink"))
+		append(&prog, nolink, N(nolink));
+	else if (is(mode, len, "nomount") && !mode[len])
+		append(&prog, allow, N(allow));
+	else
+		ok = false;
+	if (!ok) {
+		fprintf(stderr, "usage: seccomp_run nobpf|notp|nolink[,nomount]|nomount CMD [ARG...]\n");
 		return 2;
 	}
-	if (!strcmp(argv[1], "nobpf"))
-		prog = (struct sock_fprog){ sizeof(nobpf) / sizeof(nobpf[0]), nobpf };
-	else if (!strcmp(argv[1], "nolink"))
-		prog = (struct sock_fprog){ sizeof(nolink) / sizeof(nolink[0]), nolink };
-	else
-		prog = (struct sock_fprog){ sizeof(notp) / sizeof(notp[0]), notp };
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
 	    syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)) {
 		perror("seccomp_run: seccomp");
