@@ -4,7 +4,10 @@
 # cannot be used (here: bpf() denied by a seccomp filter, tests/seccomp_run.c)
 # or forced with --backend perf; the same file as the BPF path, checked
 # against the blocker's own truth with the BPF checks' tolerances
-# (tests/perf_check.py), and what the backend refuses in one line.
+# (tests/perf_check.py), and what the backend refuses in one line.  Where
+# tracefs has no sched_switch (hidden here), the context-switch software
+# event records instead: the same truth, preemptions and exits not blocks,
+# --state refused.
 source "$(dirname "$0")/lib.sh"
 BLOCKER=${BLOCKER:-$ROOT/build/x86_64/blocker}
 DISTRO=${DISTRO:-$ROOT/build/x86_64/distro}
@@ -90,6 +93,126 @@ else
 		fail "$T-attach-refused-forced-bpf-fails" "exit $rc: $(tr '\n' ' ' <"$WORK/nolink-bpf.err" | head -c 300)"
 	# No sched_switch for BPF to attach to (tracefs still has it): the same.
 	falls_back "$T-notp-auto-truth" notp '^backend: perf (this kernel has no sched:sched_switch tracepoint'
+fi
+
+# No sched_switch in tracefs (a kernel without event tracing, or tracefs
+# not mountable here): the perf backend records with the context-switch
+# software event.  hidden MODE CMD...: CMD in a mount namespace of its own
+# where an empty tmpfs hides /sys/kernel/tracing and /sys/kernel/debug,
+# under seccomp_run MODE with mount() denied, so offcpu cannot mount a
+# tracefs itself.
+hidden() {
+	local mode=$1
+	shift
+	unshare -m --propagation private sh -c 'mount -t tmpfs none /sys/kernel/tracing &&
+		mount -t tmpfs none /sys/kernel/debug && exec "$@"' hidden "$SECCOMP_RUN" "$mode" "$@"
+}
+# sw_rec NAME MODE OFFCPU-ARGS...: the blocker (2 s) recorded where tracefs
+# is hidden into swNAME.data; -swNAME-runs fails where offcpu does.
+sw_rec() {
+	local name=sw$1 mode=$2
+	shift 2
+	hidden "$mode" "$OFFCPU" "$@" -o "$WORK/$name.data" -- "$BLOCKER" -t 2 \
+		>"$WORK/$name.out" 2>"$WORK/$name.err" ||
+		{ fail "$T-$name-runs" "exit $?: $(tail -n 2 "$WORK/$name.err" | tr '\n' ' ')"; return 1; }
+}
+SW_LINE='context-switch software event: tracefs has no sched_switch: '
+if ! hidden nomount true 2>"$WORK/hide.err"; then
+	skip "$T-swevent" "cannot hide tracefs: $(head -c 200 "$WORK/hide.err")"
+else
+	# Forced and auto (no bpf() either): the backend line says which and
+	# why; the blocker's truth holds, per function with the kernel frames
+	# (dwarf), and with the samples' own callchains (fp).
+	hidden nomount "$OFFCPU" probe --backend perf >"$WORK/sw-probe.out" 2>&1
+	grep -q "^backend: perf (--backend perf; $SW_LINE.*)\$" "$WORK/sw-probe.out" &&
+		grep -q '^state: not known' "$WORK/sw-probe.out" && pass "$T-swevent-probe-says" ||
+		fail "$T-swevent-probe-says" "$(grep -m1 '^backend' "$WORK/sw-probe.out")"
+	if sw_rec auto nobpf,nomount -v; then
+		grep -q "^backend: perf (this kernel has no bpf() system call.*; $SW_LINE" \
+			"$WORK/swauto.err" && pass "$T-swevent-auto-says" ||
+			fail "$T-swevent-auto-says" "$(grep -m1 '^backend' "$WORK/swauto.err")"
+		check "$T-swevent-auto-truth" $CHECK compare "$WORK/swauto.data" "$WORK/swauto.out" \
+			--kernel-func do_nanosleep --kernel-func vfs_read
+		explain "$WORK/swauto.err"
+	fi
+	sw_rec fp nomount --backend perf --call-graph fp &&
+		check "$T-swevent-fp-truth" $CHECK compare "$WORK/swfp.data" "$WORK/swfp.out"
+	# The sleep state is not known: --state other than SD is refused.
+	one_line_error "$T-swevent-state-refused" \
+		"^offcpu: --state D needs the sleep state, which the context-switch software event" \
+		hidden nomount "$OFFCPU" --backend perf --state D -d 1 -o "$WORK/nope.data"
+	# A preemption is no block (the switch-out record's preempt flag): two
+	# spinners on one CPU preempt each other all the time, never block.
+	taskset -c 0 sh -c 'while :; do :; done' &
+	s1=$!
+	taskset -c 0 sh -c 'while :; do :; done' &
+	s2=$!
+	sleep 0.2
+	n0=$(awk '/^nonvoluntary/ { print $2 }' "/proc/$s1/status")
+	hidden nomount "$OFFCPU" --backend perf -p $s1 -d 1 -o "$WORK/swspin.data" \
+		>/dev/null 2>"$WORK/swspin.err"
+	rc=$?
+	n1=$(awk '/^nonvoluntary/ { print $2 }' "/proc/$s1/status")
+	kill $s1 $s2
+	wait $s1 $s2 2>/dev/null
+	ms=$(perf script -i "$WORK/swspin.data" -F period 2>/dev/null |
+		awk '{ s += $1 } END { printf "%d", s / 1e6 }')
+	if [ $rc -eq 0 ] && [ $((n1 - n0)) -ge 20 ] && [ "${ms:-999}" -le 20 ]; then
+		pass "$T-swevent-preempted-not-blocked"
+	else
+		fail "$T-swevent-preempted-not-blocked" "exit $rc, preempted $((n1 - n0)) times, ${ms:-?} ms off-CPU: $(tail -n 1 "$WORK/swspin.err")"
+	fi
+	# -p: a blocker started before, its threads only, bl-sleep about the recording.
+	"$BLOCKER" -t 4 >"$WORK/swp.out" &
+	bp=$!
+	sleep 0.3
+	hidden nomount "$OFFCPU" --backend perf -p $bp -d 1.5 -o "$WORK/swp.data" >/dev/null 2>"$WORK/swp.err"
+	rc=$?
+	wait $bp
+	others=$(perf script -i "$WORK/swp.data" -F pid 2>/dev/null | grep -cvw "$bp")
+	if [ $rc -eq 0 ] && [ "$others" -eq 0 ]; then
+		check "$T-swevent-pid" $CHECK has "$WORK/swp.data" --pid $bp --comm bl-sleep \
+			--min-ms 1200 --max-ms 1600
+	else
+		fail "$T-swevent-pid" "exit $rc, $others samples of other processes: $(tail -n 1 "$WORK/swp.err")"
+	fi
+	# Still blocked at the end: sleep 3 started 0.3 s into a 1.5 s recording,
+	# about 1.2 s.  A thread's last switch-out (after its EXIT) is no block:
+	# a zombie, still in /proc at the end, is not among them (system-wide,
+	# kernel threads included: an exiting thread has no user registers left).
+	hidden nomount "$OFFCPU" -v --backend perf --include-kernel-threads -d 1.5 \
+		-o "$WORK/swbl.data" >/dev/null 2>"$WORK/swbl.err" &
+	op=$!
+	wait_recording "$WORK/swbl.err"
+	sleep 0.3
+	sh -c 'sleep 0.2 & echo $! >"$1"; exec sleep 3' zombie "$WORK/zombie.pid" &
+	zp=$!
+	wait $op
+	rc=$?
+	z=$(cat "$WORK/zombie.pid")
+	zstate=$(awk '{ print $3 }' "/proc/$z/stat" 2>/dev/null)
+	kill $zp 2>/dev/null
+	wait $zp 2>/dev/null
+	perf script -i "$WORK/swbl.data" -F pid,period,event 2>/dev/null | grep offcpu-blocked \
+		>"$WORK/swbl.txt"
+	ms=$(awk -v p=$zp '$1 == p { printf "%d\n", $2 / 1e6 }' "$WORK/swbl.txt" | head -1)
+	if [ $rc -eq 0 ] && [ "${ms:-0}" -ge 900 ] && [ "${ms:-0}" -le 1500 ]; then
+		pass "$T-swevent-blocked-at-end"
+	else
+		fail "$T-swevent-blocked-at-end" "exit $rc, sleep 3: offcpu-blocked ${ms:-none} ms: $(tail -n 1 "$WORK/swbl.err")"
+	fi
+	if [ "$zstate" = Z ] && ! awk '{ print $1 }' "$WORK/swbl.txt" | grep -qx "$z"; then
+		pass "$T-swevent-exit-not-blocked"
+	else
+		fail "$T-swevent-exit-not-blocked" "pid $z state ${zstate:-gone}: $(grep -w "$z" "$WORK/swbl.txt" | head -1)"
+	fi
+	# The AddressSanitizer + UBSan build on this path.
+	if [ -x "$ASAN" ]; then
+		ASAN_OPTIONS=detect_leaks=1 hidden nomount "$ASAN" --backend perf \
+			-o "$WORK/swasan.data" -- "$BLOCKER" -t 2 >"$WORK/swasan.out" 2>"$WORK/swasan.err" &&
+			check "$T-swevent-asan-truth" $CHECK compare "$WORK/swasan.data" "$WORK/swasan.out" ||
+			fail "$T-swevent-asan-truth" "exit $?: $(grep -m1 -E 'ERROR|runtime error' "$WORK/swasan.err" || tail -n 1 "$WORK/swasan.err")"
+	fi
 fi
 
 # --state: the blocker's vfork parent (-s) sleeps in D, its other threads
