@@ -96,8 +96,9 @@ static int field_line(const char *p, const char *end, const char **name,
 	return 0;
 }
 
-int tracefs_field(const char *fmt, size_t len, const char *name,
-		  struct tracefs_field *f, char *err, size_t errlen)
+/* Field NAME of FMT wherever it lies (tracefs_field's search). */
+static int find_field(const char *fmt, size_t len, const char *name,
+		      struct tracefs_field *f, char *err, size_t errlen)
 {
 	const char *p = fmt, *end = fmt + len;
 	size_t want = strlen(name);
@@ -129,6 +130,14 @@ int tracefs_field(const char *fmt, size_t len, const char *name,
 		snprintf(err, errlen, "no field %s", name);
 		return -1;
 	}
+	return 0;
+}
+
+int tracefs_field(const char *fmt, size_t len, const char *name,
+		  struct tracefs_field *f, char *err, size_t errlen)
+{
+	if (find_field(fmt, len, name, f, err, errlen))
+		return -1;
 	/* Below 8 is the common header (and the program's pt_regs pointer). */
 	if (f->offset < 8 || f->size == 0 || f->offset + f->size > TRACEFS_MAX_RECORD) {
 		snprintf(err, errlen, "field %s at offset %u size %u is outside a record",
@@ -229,6 +238,36 @@ int tracefs_sched_parse(struct tracefs_sched *t,
 			   &t->free_pid, 4, 4, err, errlen) ? -1 : 0;
 }
 
+/* Common field NAME of SIZE bytes, in the record's first 8 (a perf raw record's header). */
+static int common_field(const char *event, const char *fmt, size_t len, const char *name,
+			struct tracefs_field *f, uint32_t size, char *err, size_t errlen)
+{
+	char why[128];
+
+	if (find_field(fmt, len, name, f, why, sizeof(why))) {
+		snprintf(err, errlen, "%s: %s", event, why);
+		return -1;
+	}
+	if (f->size != size || f->offset + f->size > 8) {
+		snprintf(err, errlen, "%s: field %s at offset %u size %u, expected %u bytes "
+			 "in the first 8", event, name, f->offset, f->size, size);
+		return -1;
+	}
+	return 0;
+}
+
+int tracefs_waking_parse(struct tracefs_sched *t, const char *event, const char *fmt,
+			 size_t len, char *err, size_t errlen)
+{
+	if (event_id(event, fmt, len, &t->waking_id, err, errlen) ||
+	    common_field(event, fmt, len, "common_type", &t->waking_type, 2, err, errlen) ||
+	    common_field(event, fmt, len, "common_flags", &t->waking_flags, 1, err, errlen) ||
+	    field_sized(event, fmt, len, "pid", &t->waking_pid, 4, 4, err, errlen))
+		return -1;
+	snprintf(t->waking_event, sizeof(t->waking_event), "%s", event);
+	return 0;
+}
+
 /* DIR/events/sched/EVENT/format into BUF; returns its length or -1 (errno). */
 static ssize_t read_format(const char *dir, const char *event, char *buf, size_t cap)
 {
@@ -251,6 +290,30 @@ static ssize_t read_format(const char *dir, const char *event, char *buf, size_t
 	return (ssize_t)len;
 }
 
+/*
+ * sched_waking (4.3+: in the waker's context, at the start of the wakeup),
+ * else sched_wakeup (where the wakee is put on its runqueue: on another CPU
+ * in an IPI for a remote wakeup); neither is no error but for --wakers.
+ */
+static void read_waking(struct tracefs_sched *t, const char *dir)
+{
+	static const char *const events[] = { "sched_waking", "sched_wakeup" };
+	static char fmt[FORMAT_MAX];
+	char why[sizeof(t->waking_err)] = "";
+
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		ssize_t n = read_format(dir, events[i], fmt, sizeof(fmt));
+
+		if (n < 0 && !why[0])
+			snprintf(why, sizeof(why), "%s/events/sched/%s/format: %s", dir,
+				 events[i], strerror(errno));
+		if (n >= 0 && !tracefs_waking_parse(t, events[i], fmt, (size_t)n, why, sizeof(why)))
+			return;
+		t->waking_event[0] = '\0';
+	}
+	snprintf(t->waking_err, sizeof(t->waking_err), "%s", why);
+}
+
 static int read_all(struct tracefs_sched *t, const char *dir, char *err, size_t errlen)
 {
 	static char sw[FORMAT_MAX], fork[FORMAT_MAX], fr[FORMAT_MAX];
@@ -265,6 +328,7 @@ static int read_all(struct tracefs_sched *t, const char *dir, char *err, size_t 
 		return -1;
 	}
 	snprintf(t->dir, sizeof(t->dir), "%s", dir);
+	read_waking(t, dir);
 	return tracefs_sched_parse(t, sw, (size_t)a, fork, (size_t)b, fr, (size_t)c,
 				   err, errlen);
 }

@@ -29,6 +29,16 @@ struct tracefs_sched {
 	struct tracefs_field free_pid;
 	/* perf_event_open's config for each: tracefs need not stay mounted. */
 	uint32_t switch_id, fork_id, free_id;
+	/*
+	 * The perf backend's --wakers: sched_waking, else sched_wakeup
+	 * (waking_event names which; "": neither, waking_err says why).
+	 * common_type tells its samples from sched_switch's in one ring,
+	 * common_flags says hard or soft interrupt context, pid is the wakee.
+	 */
+	char waking_event[16];
+	char waking_err[96];
+	uint32_t waking_id;
+	struct tracefs_field waking_type, waking_flags, waking_pid;
 	char dir[64];		/* the tracefs the formats came from */
 	bool mounted;		/* offcpu mounted it (and unmounted it again) */
 };
@@ -56,7 +66,15 @@ int tracefs_sched_parse(struct tracefs_sched *t,
 			char *err, size_t errlen);
 
 /*
- * The same from the running kernel: /sys/kernel/tracing, then
+ * The waking event's id and fields from its format text FMT (LEN bytes),
+ * named EVENT in errors.  Returns 0, or -1 with a reason in ERR.
+ */
+int tracefs_waking_parse(struct tracefs_sched *t, const char *event, const char *fmt,
+			 size_t len, char *err, size_t errlen);
+
+/*
+ * The same from the running kernel (the waking event where there is one,
+ * its absence not an error): /sys/kernel/tracing, then
  * /sys/kernel/debug/tracing; when neither has the events, tracefs is mounted
  * on /sys/kernel/tracing for the reading and unmounted after.  Returns 0, or
  * -1 with a reason in ERR.
