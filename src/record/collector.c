@@ -512,9 +512,9 @@ static int on_event(void *ctx, void *data, size_t size)
 }
 
 /* The perf backend's long block (switch_events.c), as the ring would have sent it. */
-static int sw_block(void *ctx, const struct offcpu_event *e)
+static int sw_block(void *ctx, const struct offcpu_event *e, const struct offcpu_waker *w)
 {
-	return add_event(ctx, e, NULL);
+	return add_event(ctx, e, w);
 }
 
 /*
@@ -611,9 +611,14 @@ static int drain_map(struct collector *c, int fd, size_t key_size, sum_fn add)
 	}
 }
 
+/* The perf backend's sums are keyed as the wsums map (the waker zero without --wakers). */
 static int sw_sum(void *ctx, const void *key, const struct offcpu_val *v)
 {
-	return add_sum(ctx, key, v);
+	struct collector *c = ctx;
+
+	if (c->wakers)
+		return add_wsum(c, key, v);
+	return add_sum(c, &((const struct offcpu_wkey *)key)->k, v);
 }
 
 static int drain_sums(struct collector *c)
@@ -623,7 +628,8 @@ static int drain_sums(struct collector *c)
 		return -1;
 	if (!c->sw && drain_map(c, c->ld->sums_fd, sizeof(struct offcpu_key), add_sum))
 		return -1;
-	if (c->wakers && drain_map(c, c->ld->wsums_fd, sizeof(struct offcpu_wkey), add_wsum))
+	if (c->wakers && !c->sw &&
+	    drain_map(c, c->ld->wsums_fd, sizeof(struct offcpu_wkey), add_wsum))
 		return -1;
 	stacks_drain_end(c->stacks);
 	return 0;

@@ -500,16 +500,37 @@ static int check_state(const struct offcpu_opts *o, const struct probe *p)
 	return -1;
 }
 
+/*
+ * --wakers on the perf backend needs a waking tracepoint from tracefs
+ * (switch_wakers.c); the software event stands in where tracefs has none.
+ */
+static int check_wakers(const struct offcpu_opts *o, const struct probe *p)
+{
+	if (!o->wakers)
+		return 0;
+	if (p->swevent) {
+		fprintf(stderr, "offcpu: --wakers needs sched:sched_waking from tracefs, which the "
+			"context-switch software event does not replace (tracefs has no "
+			"sched_switch: %s)\n", p->swevent_why);
+		return -1;
+	}
+	if (!p->tp.waking_event[0]) {
+		fprintf(stderr, "offcpu: --wakers needs sched:sched_waking or sched_wakeup from "
+			"tracefs (%s)\n", p->tp.waking_err);
+		return -1;
+	}
+	if (strcmp(p->tp.waking_event, "sched_waking"))
+		fprintf(stderr, "offcpu: --wakers: tracefs has no sched_waking, recording %s "
+			"(a remote wakeup's waker is the interrupt that ran it: [irq])\n",
+			p->tp.waking_event);
+	return 0;
+}
+
 int loader_none(struct loader *l, const struct offcpu_opts *o, const struct probe *p,
 		const struct plan *pl)
 {
 	memset(l, 0, sizeof(*l));
-	if (o->wakers) {
-		fprintf(stderr, "offcpu: --wakers needs the BPF backend (perf backend: %s)\n",
-			p->backend_why);
-		return -1;
-	}
-	if (check_state(o, p))
+	if (check_wakers(o, p) || check_state(o, p))
 		return -1;
 	l->plan = pl;
 	l->perf_backend = true;

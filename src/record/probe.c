@@ -820,7 +820,13 @@ static void print_perf(const struct probe *p, FILE *out)
 	fprintf(out, "pairing: switch-out and switch-in in time order in user space\n");
 	fprintf(out, "blocked at the start: not seen (no task iterator)\n");
 	fprintf(out, "still blocked at the end: the threads whose switch-in was not seen\n");
-	fprintf(out, "wakers: no (--wakers needs the BPF backend)\n");
+	if (p->swevent)
+		fprintf(out, "wakers: no (--wakers needs sched:sched_waking from tracefs)\n");
+	else if (t->waking_event[0])
+		fprintf(out, "wakers: perf event sched:%s (id %u) per CPU, into the switch rings\n",
+			t->waking_event, t->waking_id);
+	else
+		fprintf(out, "wakers: no (%s)\n", t->waking_err);
 	fprintf(out, "why: %s\n", p->why);
 }
 

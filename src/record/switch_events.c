@@ -21,6 +21,7 @@
 #include "record/ordered.h"
 #include "record/perf_events.h"
 #include "record/switch_events.h"
+#include "record/switch_wakers.h"
 
 /* sched_switch's prev_state as __trace_sched_switch_state reports it (4.14+). */
 #define REPORT_IDLE	0x80	/* TASK_IDLE: a D that is not load, counted as D */
@@ -96,12 +97,16 @@ struct open_block {
 	uint64_t ts;
 	uint32_t tgid, state, cpu;
 	int32_t ustack, kstack;
+	struct offcpu_waker waker;	/* --wakers: the last waking since ts */
 	struct open_block *next_free;
 };
 
-/* A sum of short blocks under its key, as the BPF sums map holds it. */
+/*
+ * A sum of short blocks under its key, as the BPF sums map holds it (the
+ * wsums map's, its waker all zero without --wakers).
+ */
 struct sum {
-	struct offcpu_key k;
+	struct offcpu_wkey k;
 	struct offcpu_val v;
 };
 
@@ -111,6 +116,7 @@ struct switch_events {
 	const struct tracefs_sched *tp;	/* NULL: the context-switch software event */
 	bool swevent;
 	struct held *held;		/* swevent: per CPU */
+	struct switch_wakers *wk;	/* --wakers, else NULL */
 	struct u32_set exited;		/* swevent: threads whose EXIT was paired, last switch to come */
 	struct stacks *stacks;
 	struct switch_sink sink;
@@ -142,11 +148,11 @@ static void count(struct switch_events *sw, uint32_t what)
 static bool same_key(const void *ctx, uintptr_t rec, const void *key)
 {
 	(void)ctx;
-	return !memcmp(&((const struct sum *)rec)->k, key, sizeof(struct offcpu_key));
+	return !memcmp(&((const struct sum *)rec)->k, key, sizeof(struct offcpu_wkey));
 }
 
 /* Adds a block of DELTA ns ending at NOW on CPU to KEY's sum (sum_into's rules). */
-static void add_sum(struct switch_events *sw, const struct offcpu_key *key, uint64_t now,
+static void add_sum(struct switch_events *sw, const struct offcpu_wkey *key, uint64_t now,
 		    uint64_t delta, uint32_t cpu)
 {
 	uint32_t h = fnv1a(FNV1A_INIT, key, sizeof(*key));
@@ -167,6 +173,21 @@ static void add_sum(struct switch_events *sw, const struct offcpu_key *key, uint
 	s->v.cpu = cpu;
 }
 
+/*
+ * --wakers: the waker part of B's key (waker_of in offcpu_wakers.bpf.h):
+ * all zero but the stack ids when no waking was seen, which is counted.
+ */
+static void waker_of(struct switch_events *sw, const struct open_block *b,
+		     struct offcpu_waker *w)
+{
+	if (!(b->waker.flags & OFFCPU_WAKER_SEEN)) {
+		count(sw, STAT_WAKER_NONE);
+		w->ustack = w->kstack = -1;
+		return;
+	}
+	*w = b->waker;
+}
+
 /* TID's block B ends at NOW on CPU (end_block's rules: --min/--max-block, the threshold). */
 static void end_block(struct switch_events *sw, uint32_t tid, struct open_block *b,
 		      uint64_t now, uint32_t cpu)
@@ -176,9 +197,9 @@ static void end_block(struct switch_events *sw, uint32_t tid, struct open_block 
 		.time = now, .delta = delta, .pid = b->tgid, .tid = tid, .cpu = cpu,
 		.state = b->state, .ustack = b->ustack, .kstack = b->kstack,
 	};
-	struct offcpu_key key = {
-		.pid = b->tgid, .tid = tid, .ustack = b->ustack, .kstack = b->kstack,
-		.state = b->state,
+	struct offcpu_wkey key = {
+		.k = { .pid = b->tgid, .tid = tid, .ustack = b->ustack, .kstack = b->kstack,
+		       .state = b->state },
 	};
 
 	u32_map_del(&sw->open, tid);
@@ -186,8 +207,11 @@ static void end_block(struct switch_events *sw, uint32_t tid, struct open_block 
 	sw->free_blocks = b;
 	if (delta < sw->o->min_block_ns || delta > sw->o->max_block_ns)
 		return;
+	/* Counted once, under its waker (end_block_waker). */
+	if (sw->wk)
+		waker_of(sw, b, &key.w);
 	if (delta >= sw->o->thresh_ns) {
-		if (sw->sink.block(sw->sink.ctx, &e))
+		if (sw->sink.block(sw->sink.ctx, &e, sw->wk ? &key.w : NULL))
 			sw->err = -1;
 		return;
 	}
@@ -270,6 +294,20 @@ static void switch_out(struct switch_events *sw, const struct switch_rec *r, uin
 	};
 }
 
+/*
+ * A waking of R->wakee: its block, if one is open, takes this waker (the
+ * last one seen wins, as in the thread's start in BPF); none is no drop.
+ */
+static void waking(struct switch_events *sw, const struct waking_rec *r)
+{
+	struct open_block *b = u32_map_get(&sw->open, r->wakee);
+
+	if (!b)
+		return;
+	b->waker = r->w;
+	switch_wakers_comm(sw->wk, &b->waker, r->cpu);
+}
+
 static void pair(void *ctx, const struct perf_event_header *h, uint64_t time)
 {
 	struct switch_events *sw = ctx;
@@ -284,6 +322,14 @@ static void pair(void *ctx, const struct perf_event_header *h, uint64_t time)
 	if (h->type == REC_EXIT) {
 		if (u32_set_add(&sw->exited, ex->tid))
 			count(sw, DROP_STORAGE);
+		return;
+	}
+	if (h->type == REC_WAKING) {
+		waking(sw, (const void *)h);
+		return;
+	}
+	if (h->type == REC_COMM || h->type == REC_FORK) {
+		switch_wakers_rename(sw->wk, h);
 		return;
 	}
 	switch_out(sw, r, time);
@@ -360,12 +406,13 @@ static int32_t user_stack(struct switch_events *sw, const struct pd_sample *s)
 	return stacks_table_put(sw->stacks, sw->ips, n, false);
 }
 
-static int32_t kernel_stack(struct switch_events *sw, const struct pd_sample *s)
+/* S's kernel stack id; -1: none (WANTED: a block's asked for, a waker's always). */
+static int32_t kernel_stack(struct switch_events *sw, const struct pd_sample *s, bool wanted)
 {
 	uint32_t n;
 	int32_t id;
 
-	if (!sw->pl->kstack)
+	if (!wanted)
 		return -1;
 	n = chain_part(sw, s, PERF_CONTEXT_KERNEL);
 	id = n ? stacks_table_put(sw->stacks, sw->ips, n, true) : -1;
@@ -446,13 +493,18 @@ static void name_stacks(struct switch_events *sw, const struct pd_sample *s, str
 	if (sw->pl->dwarf)
 		refresh_for(sw, s);
 	r->ustack = user_stack(sw, s);
-	r->kstack = kernel_stack(sw, s);
+	r->kstack = kernel_stack(sw, s, sw->o->kstack);
+}
+
+static void queue_rec(struct switch_events *sw, const struct perf_event_header *h, uint64_t time)
+{
+	if (ordered_queue(&sw->q, h, time))
+		sw->err = -1;
 }
 
 static void queue_switch(struct switch_events *sw, const struct switch_rec *r, uint64_t time)
 {
-	if (ordered_queue(&sw->q, &r->h, time))
-		sw->err = -1;
+	queue_rec(sw, &r->h, time);
 }
 
 /* A sched_switch sample: its pairing record, its stacks named now. */
@@ -468,8 +520,35 @@ static void read_tracepoint(struct switch_events *sw, const struct pd_sample *s)
 	r.next_tid = (uint32_t)raw_field(s, &sw->tp->switch_next_pid);
 	r.state = block_state(s, &sw->tp->switch_prev_state);
 	r.starts = block_wanted(sw, s, r.state);
+	if (sw->wk && r.state)
+		switch_wakers_blocks(sw->wk, r.tid, r.starts);
 	name_stacks(sw, s, &r);
 	queue_switch(sw, &r, s->time);
+}
+
+/*
+ * A waking sample, in the waker's context: its stacks named as a
+ * switch-out's are (the same unwinding), the kernel one always (the
+ * interrupt functions on it tell interrupt wakers), the user one for a
+ * task (note_waker and waker_ustack's rules).
+ */
+static void read_waking(struct switch_events *sw, const struct pd_sample *s)
+{
+	struct waking_rec r;
+	bool user;
+
+	if (!switch_wakers_sample(sw->wk, s, &r, &user))
+		return;
+	if (sw->pl->dwarf && user)
+		refresh_for(sw, s);
+	r.w.kstack = kernel_stack(sw, s, true);
+	if (user && sw->o->ustack) {
+		r.w.ustack = user_stack(sw, s);
+		/* Also an interrupted task without user registers: not a drop of a stack. */
+		if (r.w.ustack < 0)
+			count(sw, STAT_WAKER_NO_USTACK);
+	}
+	queue_rec(sw, &r.h, s->time);
 }
 
 /* ---- the context-switch software event: prev's state from the switch-out record ---- */
@@ -564,6 +643,8 @@ static void read_sample(struct switch_events *sw, const struct perf_event_header
 		return;
 	if (sw->swevent)
 		hold_sample(sw, h, &s);
+	else if (sw->wk && switch_wakers_is_waking(sw->wk, &s))
+		read_waking(sw, &s);
 	else
 		read_tracepoint(sw, &s);
 }
@@ -597,6 +678,8 @@ static void on_record(void *ctx, const struct perf_event_header *h)
 		read_switch(sw, h);
 	else if (h->type == PERF_RECORD_EXIT && sw->swevent)
 		read_exit(sw, h);
+	else if (sw->wk && switch_wakers_task_record(sw->wk, h, &sw->q))
+		sw->err = -1;
 }
 
 int switch_events_read(struct switch_events *sw, uint64_t upto)
@@ -634,6 +717,7 @@ void switch_events_stop(struct switch_events *sw)
 	for (int cpu = 0; cpu < sw->ncpus; cpu++)
 		if (sw->fds[cpu] >= 0)
 			ioctl(sw->fds[cpu], PERF_EVENT_IOC_DISABLE, 0);
+	switch_wakers_stop(sw->wk);
 }
 
 int switch_events_drain(struct switch_events *sw, switch_sum_fn fn, void *ctx)
@@ -818,6 +902,10 @@ struct switch_events *switch_events_open(const struct offcpu_opts *o, const stru
 			switch_events_free(sw);
 			return NULL;
 		}
+	if (o->wakers && !(sw->wk = switch_wakers_open(tp, &sw->attr, sw->fds, ncpus))) {
+		switch_events_free(sw);
+		return NULL;
+	}
 	if (o->verbose)
 		fprintf(stderr, "perf backend rings: %d CPUs x %zu KiB (%s)\n", ncpus,
 			pages * page / 1024, why);
@@ -830,6 +918,8 @@ void switch_events_free(struct switch_events *sw)
 
 	if (!sw)
 		return;
+	/* The waking events first: their records go to the switch events' rings. */
+	switch_wakers_free(sw->wk);
 	perf_events_close(sw->fds, sw->rings, sw->ring_bytes, sw->ncpus);
 	ordered_free(&sw->q);
 	switch_events_drain(sw, NULL, NULL);

@@ -12,6 +12,8 @@
  * --off-cpu-thresh or more becomes one event at once, shorter ones are summed
  * per (thread, stacks, state) until the collector drains the sums.
  *
+ * --wakers: sched_waking perf events into the same rings, src/record/switch_wakers.h.
+ *
  * Where tracefs has no sched_switch, the context-switch software event
  * (PERF_COUNT_SW_CONTEXT_SWITCHES) takes its place: the same sample in the
  * same context (prev's), without the raw record.  The switch-out record perf
@@ -36,8 +38,8 @@ struct switch_events;
 
 /* Where paired blocks go: the collector. */
 struct switch_sink {
-	/* A block of at least the threshold, ended at e->time. */
-	int (*block)(void *ctx, const struct offcpu_event *e);
+	/* A block of at least the threshold, ended at e->time; W: its waker (--wakers), else NULL. */
+	int (*block)(void *ctx, const struct offcpu_event *e, const struct offcpu_waker *w);
 	/* -p and a command: whether PID's blocks are wanted (forks followed). */
 	bool (*follows)(void *ctx, uint32_t pid);
 	/* Read the task records now (a fork or exec the filter or unwinder lacks). */
@@ -66,7 +68,11 @@ int switch_events_read(struct switch_events *sw, uint64_t upto);
 /* The recording ends: no switch is recorded after this. */
 void switch_events_stop(struct switch_events *sw);
 
-/* The short blocks summed so far, handed to FN (the collector's add_sum) and forgotten. */
+/*
+ * The short blocks summed so far, handed to FN (the collector's add_sum or,
+ * --wakers, add_wsum: KEY is a struct offcpu_wkey, its waker zero without)
+ * and forgotten.
+ */
 typedef int (*switch_sum_fn)(void *ctx, const void *key, const struct offcpu_val *v);
 int switch_events_drain(struct switch_events *sw, switch_sum_fn fn, void *ctx);
 
