@@ -78,6 +78,7 @@ CASES=(
 	"thresh-as-us|src/record/cli.c|s/o->thresh_ns = v \* 1000000;/o->thresh_ns = v * 1000;/|record"
 	"freq-ignored|src/record/cli.c|s/\to->freq = v;/\to->freq = 199;/|record"
 	"trigger-after-ignored|src/record/cli.c|s/o->trigger_after_ns = v \* 1e9;/o->trigger_after_ns = 1e9;/|flight"
+	"perf-waker-tid-is-pid|src/record/switch_wakers.c|s/\.w = \{ \.pid = s->pid, \.tid = s->tid,/.w = { .pid = s->pid, .tid = s->pid,/|perfbackend"
 )
 
 # A copy of the working tree (tracked files as they are now) with the

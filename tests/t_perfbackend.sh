@@ -4,10 +4,11 @@
 # cannot be used (here: bpf() denied by a seccomp filter, tests/seccomp_run.c)
 # or forced with --backend perf; the same file as the BPF path, checked
 # against the blocker's own truth with the BPF checks' tolerances
-# (tests/perf_check.py), and what the backend refuses in one line.  Where
-# tracefs has no sched_switch (hidden here), the context-switch software
-# event records instead: the same truth, preemptions and exits not blocks,
-# --state refused.
+# (tests/perf_check.py), --wakers checked as t_wakers checks the BPF path,
+# and what the backend refuses in one line.  Where tracefs has no
+# sched_switch (hidden here), the context-switch software event records
+# instead: the same truth, preemptions and exits not blocks, --state and
+# --wakers refused.
 source "$(dirname "$0")/lib.sh"
 BLOCKER=${BLOCKER:-$ROOT/build/x86_64/blocker}
 DISTRO=${DISTRO:-$ROOT/build/x86_64/distro}
@@ -137,6 +138,10 @@ else
 	fi
 	sw_rec fp nomount --backend perf --call-graph fp &&
 		check "$T-swevent-fp-truth" $CHECK compare "$WORK/swfp.data" "$WORK/swfp.out"
+	# No tracefs, no waking event: --wakers refused in one line.
+	one_line_error "$T-wakers-swevent-refused" \
+		"^offcpu: --wakers needs sched:sched_waking from tracefs, which the context-switch" \
+		hidden nomount "$OFFCPU" --backend perf --wakers -d 1 -o "$WORK/nope.data"
 	# The sleep state is not known: --state other than SD is refused.
 	one_line_error "$T-swevent-state-refused" \
 		"^offcpu: --state D needs the sleep state, which the context-switch software event" \
@@ -318,9 +323,39 @@ record_distro "$T" distro --backend perf
 check "$T-distro-reaches-main" $CHECK distro "$WORK/distro.data" "$WORK/distro.out" \
 	--folded "$WORK/distro.folded"
 
+# --wakers (switch_wakers.c: sched_waking perf events into the switch
+# rings): t_wakers's criteria on the same workload.  Who woke each sleeper
+# (the pipe writer's write path, the mutex holder's unlock, a timer:
+# tests/wakers_check.py), the wakers' own pid, tid and name as perf script
+# reads them, the text report's wakers, the sleepers' times those of the
+# truth and the report's total the same with and without report --wakers.
+"$OFFCPU" probe --backend perf >"$WORK/wk-probe.out" 2>&1
+grep -q '^wakers: perf event sched:sched_waking (id [0-9]*) per CPU' "$WORK/wk-probe.out" &&
+	pass "$T-wakers-probe-says" || fail "$T-wakers-probe-says" "$(grep -m1 '^wakers' "$WORK/wk-probe.out")"
+if rec wk --wakers -v; then
+	if "$OFFCPU" report --wakers --folded -T -i "$WORK/wk.data" >"$WORK/wk.folded" \
+		2>"$WORK/wk.rep.err"; then
+		check "$T-wakers-who-woke" python3 "$ROOT/tests/wakers_check.py" "$WORK/wk.folded"
+	else
+		fail "$T-wakers-who-woke" "report: $(tail -n 1 "$WORK/wk.rep.err")"
+	fi
+	explain "$WORK/wk.err"
+	check "$T-wakers-waker-identity" $CHECK wakers "$WORK/wk.data" "$WORK/wk.out"
+	check "$T-wakers-truth" $CHECK compare "$WORK/wk.data" "$WORK/wk.out" \
+		--kernel-func do_nanosleep --kernel-func vfs_read
+	check "$T-wakers-perf-report-clean" $CHECK report "$WORK/wk.data"
+	"$OFFCPU" report --wakers -i "$WORK/wk.data" -c bl-piperd -n 1 >"$WORK/wk-text.out" 2>&1 &&
+		grep -A40 'woken by:' "$WORK/wk-text.out" | grep -q 'bl-pipewr' &&
+		pass "$T-wakers-report-text" || fail "$T-wakers-report-text" "$(head -c 300 "$WORK/wk-text.out")"
+	"$OFFCPU" report -i "$WORK/wk.data" -n 0 >"$WORK/wk-plain.out" 2>&1
+	"$OFFCPU" report -i "$WORK/wk.data" -n 0 --wakers >"$WORK/wk-wk.out" 2>&1
+	a=$(sed -n 2p "$WORK/wk-plain.out" | cut -d' ' -f2)
+	b=$(sed -n 2p "$WORK/wk-wk.out" | cut -d' ' -f2)
+	[ -n "$a" ] && [ "$a" = "$b" ] && pass "$T-wakers-report-same-total" ||
+		fail "$T-wakers-report-same-total" "without --wakers $a s, with $b s"
+fi
+
 # What needs BPF is refused in one line.
-one_line_error "$T-wakers-refused" "--wakers needs the BPF backend" \
-	"$OFFCPU" --backend perf --wakers -d 1 -o "$WORK/w.data"
 one_line_error "$T-variant-refused" "--variant chooses a BPF program" \
 	"$OFFCPU" --backend perf --variant tp,hash -d 1 -o "$WORK/w.data"
 
