@@ -99,8 +99,8 @@ fi
 sleep 100000 | /blocker -w -t 1 >/dev/null 2>&1 &
 # A kernel without bpf() (the nobpf cell): offcpu takes the perf backend by
 # itself (check.py checks that it did, and why); the recordings that ask
-# for BPF ((b), (c), (d2)) have nothing to prove there, --wakers must be
-# refused in one line.
+# for BPF ((b), (c), (d2)) have nothing to prove there; --wakers is
+# recorded by the perf backend's sched_waking events.
 NOBPF=
 /offcpu probe 2>/dev/null | grep -q '^backend: perf' && NOBPF=1
 # (a) What the kernel offers: its own BTF (or the embedded one, if it has none).
