@@ -167,7 +167,7 @@ declare -A M_K=() M_REC=() M_REP=() M_W=() M_B=()
 		awk -v a="$1" -v b="$2" -v t="$3" -v w="$4" 'BEGIN {
 			if (a !~ /^[0-9.]+$/ || b !~ /^[0-9.]+$/ || b == 0) { printf "- %s: not measured\n", w; exit }
 			r = a / b
-			printf "- %s: %.3f× (target ≤ %s×): %s\n", w, r, t, r <= t ? "met" : "NOT met" }'
+			printf "- %s: %.4f× (target ≤ %s×): %s\n", w, r, t, r <= t ? "met" : "NOT met" }'
 	}
 	ratio "${M_W[offcpu-perf]:-}" "${M_W[perf-switch-dwarf]:-}" 1 \
 		"whole cost, offcpu --backend perf (CFI) vs perf record --call-graph dwarf"

@@ -537,6 +537,7 @@ static int parse_one(struct offcpu_opts *o, int c, const char *arg)
 		if (!v || (v & (v - 1)))
 			return bad("--dwarf-buffer", arg, "expected a power of 2 between 1 and 1024 (MiB)");
 		o->dwarf_buffer = v << 20;
+		o->dwarf_buffer_given = true;
 		return 0;
 	case OPT_UNWIND_TABLES:
 		if (parse_u64("--unwind-tables", arg, 4096, &v))

@@ -69,6 +69,7 @@ struct offcpu_opts {
 	enum unwind_mode unwind;
 	uint32_t copy_bytes;	/* dwarf: user stack bytes copied at each block */
 	uint32_t dwarf_buffer;	/* dwarf: ring buffer bytes for the copies */
+	bool dwarf_buffer_given;	/* --dwarf-buffer given (the perf backend's default is its own) */
 	uint32_t unwind_tables;	/* dwarf: bytes of CFI tables kept at most */
 	bool unwind_in_kernel;	/* --unwind-in kernel: the BPF program walks with CFI rows */
 	bool unwind_verify;	/* --unwind-in verify: and its stacks are copied and compared */

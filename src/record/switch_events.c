@@ -42,6 +42,14 @@
  * together at most a 32nd of the memory.
  */
 #define RING_FP_BYTES		(512u << 10)
+/*
+ * dwarf without --dwarf-buffer: 16 MiB per CPU.  The reader names each
+ * stack as it reads it, and a program it has not seen before stalls it
+ * while that program's CFI loads (tens of ms for a large one): a pipe
+ * load at 66,000 switches a second on one CPU filled 4 MiB in that time
+ * (bench/perf_backend.sh lost 6 % of its records at its start), 16 none.
+ */
+#define RING_DWARF_BYTES	(16u << 20)
 #define RING_MIN_PAGES		8
 #define RING_MEM_SHARE		32
 
@@ -827,8 +835,11 @@ static size_t ring_pages(const struct switch_events *sw, const char **why)
 		*why = "OFFCPU_PERF_RING_PAGES";
 		return pow2_floor(atoi(env));
 	}
-	want = sw->pl->dwarf ? sw->o->dwarf_buffer : RING_FP_BYTES;
-	*why = sw->pl->dwarf ? "--dwarf-buffer per CPU" : "callchains only";
+	want = !sw->pl->dwarf ? RING_FP_BYTES :
+	       sw->o->dwarf_buffer_given ? sw->o->dwarf_buffer : RING_DWARF_BYTES;
+	*why = !sw->pl->dwarf ? "callchains only" :
+	       sw->o->dwarf_buffer_given ? "--dwarf-buffer per CPU" :
+	       "stack copies: 16 MiB per CPU by default";
 	if (!sysinfo(&si)) {
 		cap = (size_t)((uint64_t)si.totalram * si.mem_unit / RING_MEM_SHARE / sw->ncpus);
 		if (cap < want) {
