@@ -454,7 +454,7 @@ def cell_verdict(a, c, info):
 		note += '; JIT off (interpreter)'
 	if a.nobpf:
 		return 'PASS', '<br>'.join(stacks), f'{note}; no bpf(): the perf backend by itself; ' + \
-			'still blocked at the end: ' + blocked + '; --wakers refused in one line'
+			'still blocked at the end: ' + blocked + '; wakers (sched_waking perf events)'
 	return 'PASS', '<br>'.join(stacks), f'{note}; {len(RECORDINGS)} recordings; ' + \
 		'still blocked at the end (on what the kernel offers): ' + blocked + '; wakers'
 
