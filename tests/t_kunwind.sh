@@ -51,7 +51,8 @@ wait $forking 2>/dev/null
 echo "    $(grep -m1 '^user stacks' "$WORK/kernel.err")"
 grep 'unwound in the kernel\|kernel unwinding' "$WORK/kernel.err" | sed 's/^/    /'
 
-check $T-truth $CHECK distro "$WORK/kernel.data" "$WORK/kernel.out" --folded "$WORK/kernel.folded"
+check $T-truth $CHECK distro "$WORK/kernel.data" "$WORK/kernel.out" --folded "$WORK/kernel.folded" \
+	--unreadable "$(unreadable "$WORK/kernel.err")"
 # Stacks unwound in the kernel once the rows are loaded, more than copied
 # (issue 27): the only copies are blocks before that (their process or
 # file not loaded yet: how many depends on how busy the machine is), never
@@ -78,7 +79,8 @@ verified $T-same-stacks "$WORK/verify.err" 'kernel unwinding (verify)' \
 # Its samples carry the walked stacks (as the QEMU cells judge them): the
 # same truth, more stacks unwound in the kernel than copied (verify's
 # copies of walked stacks are not counted as copied).
-check $T-verify-truth $CHECK distro "$WORK/verify.data" "$WORK/verify.out" --folded "$WORK/verify.folded"
+check $T-verify-truth $CHECK distro "$WORK/verify.data" "$WORK/verify.out" --folded "$WORK/verify.folded" \
+	--unreadable "$(unreadable "$WORK/verify.err")"
 read -r kern copied fp <<<"$(counts verify)"
 if [ "${kern:-0}" -gt "${copied:-0}" ]; then
 	pass $T-verify-in-kernel
@@ -120,7 +122,8 @@ record_distro $T cache --unwind-in kernel --stack-cache verify
 stack_cache_verified $T-stack-cache-verify "$WORK/cache.err"
 
 record_distro $T norows --unwind-in kernel --unwind-rows 1
-check $T-fallback-truth $CHECK distro "$WORK/norows.data" "$WORK/norows.out" --folded "$WORK/norows.folded"
+check $T-fallback-truth $CHECK distro "$WORK/norows.data" "$WORK/norows.out" --folded "$WORK/norows.folded" \
+	--unreadable "$(unreadable "$WORK/norows.err")"
 read -r kern copied fp <<<"$(counts norows)"
 if [ "${kern:-1}" -eq 0 ] && [ "${copied:-0}" -gt 0 ] && [ "${fp:-1}" -eq 0 ]; then
 	pass $T-fallback-copies

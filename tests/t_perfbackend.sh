@@ -321,6 +321,7 @@ fi
 # start_thread or main, and each function's time holds.
 record_distro "$T" distro --backend perf
 check "$T-distro-reaches-main" $CHECK distro "$WORK/distro.data" "$WORK/distro.out" \
+	--unreadable "$(unreadable "$WORK/distro.err")" \
 	--folded "$WORK/distro.folded"
 
 # --wakers (switch_wakers.c: sched_waking perf events into the switch
@@ -335,7 +336,14 @@ grep -q '^wakers: perf event sched:sched_waking (id [0-9]*) per CPU' "$WORK/wk-p
 if rec wk --wakers -v; then
 	if "$OFFCPU" report --wakers --folded -T -i "$WORK/wk.data" >"$WORK/wk.folded" \
 		2>"$WORK/wk.rep.err"; then
-		check "$T-wakers-who-woke" python3 "$ROOT/tests/wakers_check.py" "$WORK/wk.folded"
+		# Perf events miss some wakings here: on this host's kernel, perf
+		# record itself saw 22 sched_waking samples of bl-sleep for its 38
+		# switch-ins (the tracepoint samples in the idle task's context
+		# went missing, its switches to the sleeper too; BPF's
+		# tracepoints see them).  That time is counted by the recording
+		# ("ended with no wakeup seen") and left out; the wakings seen
+		# must name the right waker.
+		check "$T-wakers-who-woke" python3 "$ROOT/tests/wakers_check.py" "$WORK/wk.folded" --unseen-ok
 	else
 		fail "$T-wakers-who-woke" "report: $(tail -n 1 "$WORK/wk.rep.err")"
 	fi

@@ -10,7 +10,10 @@ walk no user stacks, the name alone; with --irq-for-timer, for kernels whose
 BPF kernel stacks end in the program (armhf), where only preempt_count tells
 an interrupt, '[irq]' counts for '[timer]' too).  --expect
 THREAD:FUNCTION:KERNEL_FUNCTION:WAKER:FRAME (repeated) replaces the blocker's
-list (FRAME empty: the name alone).  Exit 1 with the shares otherwise."""
+list (FRAME empty: the name alone).  --unseen-ok (the perf backend): time
+whose waking the kernel never emitted ('[no-wakeup-seen]', counted by the
+recording) is left out and shown, not judged; some time must be left to
+judge.  Exit 1 with the shares otherwise."""
 import sys
 
 MIN_SHARE = 0.90
@@ -58,13 +61,14 @@ def expectations(argv):
 
 
 def main():
-    opts = {"--no-user", "--irq-for-timer"}
+    opts = {"--no-user", "--irq-for-timer", "--unseen-ok"}
     argv, expect = expectations(sys.argv[1:])
     args = [x for x in argv if x not in opts]
     no_user = "--no-user" in argv
     irq_for_timer = "--irq-for-timer" in argv
+    unseen_ok = "--unseen-ok" in argv
     if len(args) != 1:
-        sys.exit("usage: wakers_check.py FOLDED [--no-user] [--irq-for-timer] [--expect ...]")
+        sys.exit("usage: wakers_check.py FOLDED [--no-user] [--irq-for-timer] [--unseen-ok] [--expect ...]")
     rows = parse(args[0])
     bad = []
     for thread, fn, kfn, waker, frame in expect:
@@ -73,8 +77,10 @@ def main():
         for t, sleeper, w, us in rows:
             if t != thread or not blocked_in(sleeper, fn, kfn, no_user):
                 continue
-            total += us
             who[w[-1]] = who.get(w[-1], 0) + us
+            if unseen_ok and w[-1] == "[no-wakeup-seen]":
+                continue
+            total += us
             named = w[-1] == waker or (irq_for_timer and waker == "[timer]" and w[-1] == "[irq]")
             if named and (frame is None or no_user or frame in w[:-1]):
                 good += us
@@ -82,6 +88,8 @@ def main():
         line = f"{thread} {fn}: {share:.1%} of {total} us by {waker}" + \
             (f" through {frame}" if frame else "") + f" (wakers: {who})"
         print(line)
+        if unseen_ok and who.get("[no-wakeup-seen]"):
+            line += f", {who['[no-wakeup-seen]']} us with no waking seen left out"
         if share < MIN_SHARE:
             bad.append(line)
     if bad:
