@@ -3,13 +3,52 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "record/child.h"
+
+/*
+ * Whether PID sleeps (state S): the child's only interruptible sleep before
+ * its exec is its read of the go pipe.
+ */
+static bool asleep(pid_t pid)
+{
+	char path[32], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;	/* no /proc: nothing to wait for */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return !p || (p[1] == ' ' && p[2] == 'S');
+}
+
+/*
+ * Waits (up to 2 s) for the child to sleep on the go pipe before any event
+ * is enabled: a child slow to get there (a busy or emulated CPU) blocked
+ * after the perf backend's events were on, and that wait, offcpu's own,
+ * was recorded as the command's block (259 ms in a QEMU armhf guest).
+ */
+static void wait_asleep(pid_t pid)
+{
+	const struct timespec ms = { 0, 1000000 };
+
+	for (int i = 0; i < 2000 && !asleep(pid); i++)
+		nanosleep(&ms, NULL);
+}
 
 int child_fork(struct child *ch, char **argv)
 {
@@ -41,6 +80,7 @@ int child_fork(struct child *ch, char **argv)
 	}
 	close(go[0]);
 	close(err[1]);
+	wait_asleep(ch->pid);
 	ch->go_fd = go[1];
 	ch->err_fd = err[0];
 	return 0;
