@@ -510,10 +510,9 @@ def distro_verdict(a, c, tag='-distro'):
 	# run.sh puts libc's debug file (start_thread's name) into the symfs
 	# where Debian has one: for the host's arch only.
 	unnamed = not os.path.isdir(os.path.join(a.symfs, 'usr/lib/debug'))
-	unreadable = re.search(r'cut: stack unreadable: (\d+)', record)
 	ok, why = run([sys.executable, check, 'distro', f'{d}/perf.data', f'{d}/workload.out',
 		       '--folded', f'{d}/folded.txt', '--symfs', a.symfs,
-		       '--unreadable', unreadable[1] if unreadable else '0'] +
+		       '--record-err', f'{d}/record.err'] +
 		      (['--unnamed-start'] if unnamed else []), f'{d}/check.out')
 	out = open(f'{d}/check.out').read()
 	# One line per function and source: '... ms (N calls, P ms preempted): +x.y %[  FAIL]'.

@@ -175,13 +175,6 @@ record_blocker() {
 # $DISTRO into $WORK/NAME.data (the workload's output NAME.out, offcpu's
 # stderr NAME.err) and folds it into NAME.folded; fails PREFIX-NAME-runs or
 # PREFIX-NAME-report where either step fails.
-# unreadable ERR: the stacks offcpu's -v said it could not read (a thread
-# blocked in a page fault on a new page of its own stack): perf_check.py
-# distro --unreadable leaves up to that many pc-only samples out.
-unreadable() {
-	sed -n 's/.*cut: stack unreadable: \([0-9]*\).*/\1/p' "$1" 2>/dev/null | tail -n 1 | grep . || echo 0
-}
-
 record_distro() {
 	local prefix=$1 name=$2
 	shift 2

@@ -685,8 +685,20 @@ def cmd_selftest(a):
     print(f'in_startup: {len(cases)} cases right')
 
 
+def unreadable_stacks(path):
+    """The stacks a recording said it could not read (its -v line "cut:
+    stack unreadable: N"); 0 without the file or the line."""
+    try:
+        text = open(path).read() if path else ''
+    except OSError:
+        return 0
+    n = re.findall(r'cut: stack unreadable: (\d+)', text)
+    return int(n[-1]) if n else 0
+
+
 def cmd_distro(a):
     truth = read_distro_truth(a.workload)
+    unreadable = unreadable_stacks(a.record_err)
     out, err = perf_script(a.file, a.symfs)
     samples = [x for x in parse(out) if x['event'] == 'offcpu-time'
                and (a.pid is None or x['pid'] == a.pid)]
@@ -709,7 +721,7 @@ def cmd_distro(a):
         # its own stack, not yet in memory for any copy or walk) has its
         # pc alone: a counted gap no unwinder fills, left out as blocks
         # before main are, up to the number the recording gave.
-        if not hit and faulted < a.unreadable and \
+        if not hit and faulted < unreadable and \
                 sum('kernel' not in dso for _, dso in x['frames']) <= 1:
             faulted += 1
             continue
@@ -830,8 +842,8 @@ def main():
     # The issue's bounds: each function within 10 %, 95 % of samples to the start.
     d.add_argument('--tol', type=float, default=0.10)
     d.add_argument('--reach', type=float, default=0.95)
-    d.add_argument('--unreadable', type=int, default=0,
-                   help='stacks the recording could not read (its -v count): left out')
+    d.add_argument('--record-err',
+                   help="the recording's -v output: its count of stacks it could not read")
     d.add_argument('--unnamed-start', action='store_true',
                    help='libc without its local symbols: see ends_in_unnamed_libc')
     d.set_defaults(fn=cmd_distro)

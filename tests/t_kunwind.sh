@@ -52,7 +52,7 @@ echo "    $(grep -m1 '^user stacks' "$WORK/kernel.err")"
 grep 'unwound in the kernel\|kernel unwinding' "$WORK/kernel.err" | sed 's/^/    /'
 
 check $T-truth $CHECK distro "$WORK/kernel.data" "$WORK/kernel.out" --folded "$WORK/kernel.folded" \
-	--unreadable "$(unreadable "$WORK/kernel.err")"
+	--record-err "$WORK/kernel.err"
 # Stacks unwound in the kernel once the rows are loaded, more than copied
 # (issue 27): the only copies are blocks before that (their process or
 # file not loaded yet: how many depends on how busy the machine is), never
@@ -80,7 +80,7 @@ verified $T-same-stacks "$WORK/verify.err" 'kernel unwinding (verify)' \
 # same truth, more stacks unwound in the kernel than copied (verify's
 # copies of walked stacks are not counted as copied).
 check $T-verify-truth $CHECK distro "$WORK/verify.data" "$WORK/verify.out" --folded "$WORK/verify.folded" \
-	--unreadable "$(unreadable "$WORK/verify.err")"
+	--record-err "$WORK/verify.err"
 read -r kern copied fp <<<"$(counts verify)"
 if [ "${kern:-0}" -gt "${copied:-0}" ]; then
 	pass $T-verify-in-kernel
@@ -123,7 +123,7 @@ stack_cache_verified $T-stack-cache-verify "$WORK/cache.err"
 
 record_distro $T norows --unwind-in kernel --unwind-rows 1
 check $T-fallback-truth $CHECK distro "$WORK/norows.data" "$WORK/norows.out" --folded "$WORK/norows.folded" \
-	--unreadable "$(unreadable "$WORK/norows.err")"
+	--record-err "$WORK/norows.err"
 read -r kern copied fp <<<"$(counts norows)"
 if [ "${kern:-1}" -eq 0 ] && [ "${copied:-0}" -gt 0 ] && [ "${fp:-1}" -eq 0 ]; then
 	pass $T-fallback-copies

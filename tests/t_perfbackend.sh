@@ -321,7 +321,7 @@ fi
 # start_thread or main, and each function's time holds.
 record_distro "$T" distro --backend perf
 check "$T-distro-reaches-main" $CHECK distro "$WORK/distro.data" "$WORK/distro.out" \
-	--unreadable "$(unreadable "$WORK/distro.err")" \
+	--record-err "$WORK/distro.err" \
 	--folded "$WORK/distro.folded"
 
 # --wakers (switch_wakers.c: sched_waking perf events into the switch
