@@ -59,7 +59,7 @@ CASES=(
 	"perf-thresh-ignored|src/record/switch_events.c|s/\tif \(delta >= sw->o->thresh_ns\) \{/\tif (delta >= sw->o->thresh_ns * 100) {/|perfbackend"
 	"perf-swevent-preempt-as-block|src/record/switch_events.c|s/\t\tif \(!\(w->header\.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT\)\)\n/\t\tif (w->header.misc + 1)\n/|perfbackend"
 	"perf-swevent-exit-as-block|src/record/switch_events.c|s/\tif \(last_switch\(sw, r\) \x7c\x7c !r->starts\)/\tif ((0 \&\& last_switch(sw, r)) \x7c\x7c !r->starts)/|perfbackend"
-	"perf-swevent-state-kept|src/record/loader.c|s/\tif \(check_state\(o, p\)\)/\tif (0 \&\& check_state(o, p))/|perfbackend"
+	"perf-swevent-state-kept|src/record/loader.c|s/ \x7c\x7c check_state\(o, p\)\)/ \x7c\x7c (0 \&\& check_state(o, p)))/|perfbackend"
 	"perf-swevent-no-stacks|src/record/switch_events.c|s/\tif \(hd->r\.starts\)\n\t\tname_stacks/\tif (0)\n\t\tname_stacks/|perfbackend"
 	"perf-max-block-ignored|src/record/switch_events.c|s/if \(delta < sw->o->min_block_ns \x7c\x7c delta > sw->o->max_block_ns\)/if (delta < sw->o->min_block_ns)/|perfbackend"
 	"unwind-in-kernel-falls-back|src/record/cli.c|s/\tif \(o->unwind_in_kernel\)\n\t\treturn o->unwind_verify/\tif (o->unwind_in_kernel \&\& 0)\n\t\treturn o->unwind_verify/|perfbackend kunwind"
