@@ -685,15 +685,45 @@ def cmd_selftest(a):
     print(f'in_startup: {len(cases)} cases right')
 
 
-def unreadable_stacks(path):
-    """The stacks a recording said it could not read (its -v line "cut:
-    stack unreadable: N"); 0 without the file or the line."""
+def cut_count(path, what):
+    """A count of the recording's -v line "cut: WHAT: N"; 0 without the
+    file or the line."""
     try:
         text = open(path).read() if path else ''
     except OSError:
         return 0
-    n = re.findall(r'cut: stack unreadable: (\d+)', text)
+    n = re.findall(r'cut: ' + re.escape(what) + r'[^:]*: (\d+)', text)
     return int(n[-1]) if n else 0
+
+
+def unreadable_stacks(path):
+    """The stacks a recording said it could not read (-v "cut: stack unreadable")."""
+    return cut_count(path, 'stack unreadable')
+
+
+def cmd_cuts(a):
+    """Every stack that does not reach main is one the recording counted
+    as a gap it could not fill: a block before main (inside execve, whose
+    user registers belong to the image the exec replaces, or the loader's
+    start; in_startup), a stack it could not read, or one cut at a pc
+    without CFI rows (ld.so's lazy-binding trampoline keeps its CFA in a
+    register rows cannot name).  How many blocks fall inside an exec
+    depends on the host's load, not on the unwinder: a stack cut for its
+    address space (-v "address space gone") outside them is the failure."""
+    allowed = unreadable_stacks(a.record_err) + cut_count(a.record_err, 'no CFI for a pc')
+    out, _ = perf_script(a.file)
+    samples = [x for x in parse(out) if x['event'] == 'offcpu-time']
+    startup = [x for x in samples if in_startup(x['frames'])]
+    # __libc_start_call_main: the caller of main, for programs without symbols.
+    cut = [x for x in samples if not in_startup(x['frames'])
+           and not {'main', '__libc_start_call_main'} & {f[0] for f in x['frames']}]
+    print(f'{len(samples) - len(startup) - len(cut)} of {len(samples) - len(startup)} samples '
+          f'reach main, {len(startup)} before main left out (execve, dynamic loader), '
+          f'{len(cut)} cut (the recording counted {allowed} unreadable or without CFI)')
+    if not samples or len(cut) > allowed:
+        first = ';'.join(f[0] for f in reversed(cut[0]['frames'])) if cut else ''
+        sys.exit(f'{len(cut)} stacks cut, the recording counted {allowed} unreadable or '
+                 f'without CFI; first: {cut[0]["comm"] if cut else ""} {first}')
 
 
 def cmd_distro(a):
@@ -851,6 +881,10 @@ def main():
     sl.add_argument('file')
     sl.add_argument('workload')
     sl.set_defaults(fn=cmd_sleeper)
+    c = sub.add_parser('cuts')
+    c.add_argument('file')
+    c.add_argument('--record-err', help="the recording's -v output: its counts of cut stacks")
+    c.set_defaults(fn=cmd_cuts)
     sub.add_parser('selftest').set_defaults(fn=cmd_selftest)
     a = ap.parse_args()
     a.fn(a)
