@@ -326,21 +326,27 @@ print-%:
 
 # Every board's toolchain and the host's first (progress.sh, each only when
 # stale) and perf 5.10, then the builds, then the tests: tests/run.sh prints
-# the time of each phase (toolchains, builds, host tests, QEMU matrix) just
-# before its last line.  SUBMAKE, not $(MAKE) itself: the recipe is one
-# shell line, which `make -n test` would otherwise run whole.
+# the time of each phase (toolchains, builds, kernels, host tests, QEMU
+# matrix) just before its last line.  The QEMU matrix's downloads and the
+# kernel it builds (qemu-tests/run.sh --fetch-only, niced) run beside the
+# toolchains, whose configure scripts leave a core idle; "kernels" is the
+# wait for them after the builds, so that no host test shares the CPU with
+# a kernel build.  SUBMAKE, not $(MAKE) itself: the recipe is one shell
+# line, which `make -n test` would otherwise run whole.
 SUBMAKE = $(MAKE)
 test:
-	@t0=$$(date +%s); \
+	@t0=$$(date +%s); mkdir -p $(CACHE)/log; \
+	nice -n 19 qemu-tests/run.sh --fetch-only >$(CACHE)/log/qemu-fetch.log 2>&1 & fetch=$$!; \
 	for t in $(BOARDS) host; do OFFCPU_TC_WHY="make test (it builds and tests every board)" \
 		toolchain/progress.sh $$t || exit 1; done; \
-	mkdir -p $(CACHE)/log; tests/fetch-perf510.sh >$(CACHE)/log/perf510.log 2>&1 || \
+	tests/fetch-perf510.sh >$(CACHE)/log/perf510.log 2>&1 || \
 		{ echo "tests/fetch-perf510.sh failed: $(CACHE)/log/perf510.log"; tail -n 5 $(CACHE)/log/perf510.log; exit 1; }; \
 	t1=$$(date +%s); \
 	for t in $(BOARDS); do $(SUBMAKE) --no-print-directory -s TARGET=$$t all workloads || exit 1; done; \
 	$(SUBMAKE) --no-print-directory -s asan unit host-workloads || exit 1; \
 	t2=$$(date +%s); \
-	OFFCPU_PHASE_TIMES="toolchains=$$((t1 - t0)) builds=$$((t2 - t1))" tests/run.sh
+	wait $$fetch; t3=$$(date +%s); \
+	OFFCPU_PHASE_TIMES="toolchains=$$((t1 - t0)) builds=$$((t2 - t1)) kernels=$$((t3 - t2))" tests/run.sh
 
 qemu-test:
 	qemu-tests/run.sh $(CELLS)

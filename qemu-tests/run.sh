@@ -8,6 +8,8 @@
 # qemu-tests/RESULTS.md when the whole matrix ran).
 #
 #   qemu-tests/run.sh [CELL...]   CELL: x86_64-6.1, arm64-trixie, s390x (a board)
+#   qemu-tests/run.sh --fetch-only [CELL...]   the cells' downloads and built
+#                                 kernels into the cache, nothing run
 # Environment: QEMU_TIMEOUT (s per boot, 240), QEMU_JOBS (cells at once, 1:
 # see JOBS), QEMU_ACCEL (-accel value, tcg: one host thread per vCPU).
 set -uo pipefail
@@ -344,7 +346,33 @@ host_board() {
 	done
 }
 
+# --fetch-only: every download and kernel build the cells need, into the
+# cache, and nothing else (no make: `make test` runs it beside the boards'
+# toolchains, whose builds leave a core idle in their configure scripts).
+# Exit status 0 whatever failed: the matrix fetches again and says why.
+fetch_only() {
+	local cell board suite
+	select_cells "$@" 3>/dev/null >"$OUT/cells.fetch"
+	while read -r board suite; do
+		echo "$board-${VERSION_OF[$suite]}: $(fetch_cell "$board" "$suite" && echo fetched ||
+			tail -n 1 "$OUT/$board/$suite/fetch.err")"
+	done <"$OUT/cells.fetch"
+	for board in "${BOARDS[@]}"; do
+		grep -q "^$board " "$OUT/cells.fetch" || continue
+		"$HERE/fetch.sh" busybox "$board" >/dev/null || echo "$board: busybox fetch failed"
+		suite=$(board_var "$board" DISTRO_LIBC_SUITE)
+		[ -z "$suite" ] || "$HERE/fetch.sh" libc "$board" "$suite" >/dev/null ||
+			echo "$board: $suite libc fetch failed"
+	done
+	return 0
+}
+
 mkdir -p "$OUT"
+if [ "${1:-}" = --fetch-only ]; then
+	shift
+	fetch_only "$@"
+	exit 0
+fi
 HOST_BOARD=$(host_board)
 rm -rf "$ROOT/build/host-board"
 if [ -n "$HOST_BOARD" ] && make -s -C "$ROOT" TARGET="$HOST_BOARD" all >"$OUT/host-board.log" 2>&1; then

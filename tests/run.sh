@@ -3,9 +3,11 @@
 # static-build checks and the QEMU kernel matrix.  Ends with the line
 # "N passed, N failed, N skipped", after every failure and every skip with
 # its reason and, just before it, where the time went:
-#   time: toolchains 6m10s, builds 4m02s, host tests 17m40s, QEMU matrix 14m05s
-# (toolchains and builds: OFFCPU_PHASE_TIMES="toolchains=SECONDS builds=SECONDS",
-# from make test; the QEMU matrix is t_qemu.sh, host tests every other file).
+#   time: toolchains 6m10s, builds 4m02s, kernels 0m00s, host tests 17m40s, QEMU matrix 14m05s
+# (toolchains, builds and kernels: OFFCPU_PHASE_TIMES="toolchains=SECONDS
+# builds=SECONDS kernels=SECONDS", from make test, kernels the wait for the
+# matrix's downloads and built kernel after the builds; the QEMU matrix is
+# t_qemu.sh, host tests every other file).
 # CI=true: a skip not on ALLOWED_SKIPS (below) is a failure.
 #   tests/run.sh [PATTERN]     only test files whose name contains PATTERN
 set -uo pipefail
