@@ -351,7 +351,7 @@ host_board() {
 # toolchains, whose builds leave a core idle in their configure scripts).
 # Exit status 0 whatever failed: the matrix fetches again and says why.
 fetch_only() {
-	local cell board suite
+	local board suite
 	select_cells "$@" 3>/dev/null >"$OUT/cells.fetch"
 	while read -r board suite; do
 		echo "$board-${VERSION_OF[$suite]}: $(fetch_cell "$board" "$suite" && echo fetched ||

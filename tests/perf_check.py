@@ -713,12 +713,15 @@ def cmd_cuts(a):
     allowed = unreadable_stacks(a.record_err) + cut_count(a.record_err, 'no CFI for a pc')
     out, _ = perf_script(a.file)
     samples = [x for x in parse(out) if x['event'] == 'offcpu-time']
-    startup = [x for x in samples if in_startup(x['frames'])]
-    # __libc_start_call_main: the caller of main, for programs without symbols.
-    cut = [x for x in samples if not in_startup(x['frames'])
-           and not {'main', '__libc_start_call_main'} & {f[0] for f in x['frames']}]
-    print(f'{len(samples) - len(startup) - len(cut)} of {len(samples) - len(startup)} samples '
-          f'reach main, {len(startup)} before main left out (execve, dynamic loader), '
+    startup, cut = 0, []
+    for x in samples:
+        if in_startup(x['frames']):
+            startup += 1
+        # __libc_start_call_main: the caller of main, for programs without symbols.
+        elif not {'main', '__libc_start_call_main'} & {f[0] for f in x['frames']}:
+            cut.append(x)
+    print(f'{len(samples) - startup - len(cut)} of {len(samples) - startup} samples '
+          f'reach main, {startup} before main left out (execve, dynamic loader), '
           f'{len(cut)} cut (the recording counted {allowed} unreadable or without CFI)')
     if not samples or len(cut) > allowed:
         first = ';'.join(f[0] for f in reversed(cut[0]['frames'])) if cut else ''
